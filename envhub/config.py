@@ -1,0 +1,64 @@
+"""Settings, from `ENVHUB_*` environment variables (pydantic-settings)."""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _default_data_dir() -> Path:
+    # Sandboxes run as unprivileged uids, which must be able to reach this folder: /var/lib is
+    # world-traversable, a root-owned home folder is not.
+    if os.geteuid() == 0:
+        return Path("/var/lib/envhub")
+    return Path(os.environ.get("XDG_DATA_HOME", Path.home() / ".local/share")) / "envhub"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="ENVHUB_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8000, ge=1, le=65535)
+    #: Families to serve; empty = every registered family.
+    families: list[str] = Field(default_factory=list)
+    tasks_dir: Path = REPO_ROOT / "tasks"
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    sandbox: Literal["local", "docker"] = "local"
+    #: Episode store (SQLAlchemy URL); SQLite under data_dir by default.
+    database_url: str | None = None
+    #: PostgreSQL URL for the db family's per-session databases; SQLite files when unset.
+    db_family_url: str | None = None
+
+    max_sessions: int = Field(default=1024, ge=1)
+    lease_s: float = Field(default=600, gt=0)
+    reap_interval_s: float = Field(default=5, gt=0)
+    max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
+    max_output_bytes: int = Field(default=64_000, ge=1024)
+    idempotency_cache: int = Field(default=64, ge=1)
+
+    #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
+    judge_url: str | None = None
+    judge_model: str | None = None
+
+    @field_validator("families", mode="before")
+    @classmethod
+    def _split(cls, v: object) -> object:
+        if isinstance(v, str):
+            return [p.strip() for p in v.split(",") if p.strip()]
+        return v
+
+    @property
+    def store_url(self) -> str:
+        return self.database_url or f"sqlite:///{self.data_dir / 'envhub.sqlite3'}"
+
+
+@lru_cache
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,139 @@
+"""The environment contract every family implements.
+
+A *family* (`Family`) is what a server hosts: it names itself, builds one `Environment` per
+session, and knows how to run its oracle and which validation mutators apply to it. An
+`Environment` is one live episode. The server owns sessions, leases, deadlines, logging and
+verification; an environment only turns tool calls into observations over its own state, and
+exports that state for the verifier when asked.
+
+Families register under the `envhub.families` entry-point group (see `pyproject.toml`); the
+core never imports a family module by name.
+"""
+
+from __future__ import annotations
+
+import json
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from envhub.errors import AgentError
+from envhub.spec import Observation, ToolCall, ToolSpec
+
+if TYPE_CHECKING:
+    from envhub.config import Settings
+    from envhub.sandbox.base import SandboxBackend
+    from envhub.tasks.model import Task
+
+
+@dataclass(frozen=True)
+class EnvContext:
+    """What the server hands a family when it builds an environment."""
+
+    settings: Settings
+    sandbox: SandboxBackend
+    #: A private scratch folder for this session; removed when the session closes.
+    workdir: Path
+    session_id: str
+
+
+class Environment(ABC):
+    """One live episode of one family.
+
+    Lifecycle: `reset` once, `step` any number of times, `export_state` when the episode is
+    judged, `close` always (idempotent). The server serialises calls on one environment, so an
+    implementation needs no lock of its own. All methods are coroutines: an environment must not
+    block the event loop (run blocking work with `asyncio.to_thread`).
+    """
+
+    @abstractmethod
+    async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
+        """Load `task`'s starting state and return the first observation.
+
+        Args:
+            task: The task to load, with its public files.
+            seed: Seed for anything random in the environment.
+
+        Raises:
+            EnvError: the state could not be prepared (a fault the policy did not cause).
+        """
+
+    @abstractmethod
+    def tools(self) -> list[ToolSpec]:
+        """The tools the agent may call, in MCP's shape."""
+
+    @abstractmethod
+    async def step(self, call: ToolCall) -> Observation:
+        """Run one tool call and return its observation.
+
+        A bad call (unknown tool, wrong arguments, a violated business rule) raises
+        `AgentError`; the server turns it into an `agent_error` observation and the episode goes
+        on, as a real tool would answer. Infrastructure faults raise `EnvError`.
+        """
+
+    @abstractmethod
+    async def export_state(self, dest: Path) -> None:
+        """Freeze the episode and write its final state into the empty folder `dest`.
+
+        The verifier reads `dest` read-only. After this call the agent can change nothing.
+        """
+
+    async def healthy(self) -> bool:
+        """Whether the environment's own infrastructure is intact (used to classify faults)."""
+        return True
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Release everything; safe to call more than once."""
+
+
+#: A state mutator used by validation: edits an exported final state in place; the verifier
+#: must then fail. Returns False when it does not apply to this task (nothing was changed).
+Mutator = Callable[["Task", Path], bool]
+
+
+class Family(ABC):
+    """An environment family: what a server hosts under one name."""
+
+    #: Set these in all subclasses.
+    name: ClassVar[str]
+    description: ClassVar[str]
+
+    def setup(self, settings: Settings) -> None:  # noqa: B027 - optional hook
+        """Called once when a server starts (open pools, warm caches)."""
+
+    async def shutdown(self) -> None:  # noqa: B027 - optional hook
+        """Called once when a server stops."""
+
+    @abstractmethod
+    def make(self, ctx: EnvContext) -> Environment:
+        """Build an environment for one session (cheap; `reset` does the work)."""
+
+    @abstractmethod
+    def tool_specs(self) -> list[ToolSpec]:
+        """The family's tool list, for the registry (same as `Environment.tools`)."""
+
+    def oracle_actions(self, task: Task) -> list[ToolCall]:
+        """The reference solution as tool calls; by default `solution/actions.json`."""
+        path = task.solution_dir / "actions.json"
+        if not path.is_file():
+            raise AgentError(f"task {task.id} has no oracle: {path} is missing")
+        return [ToolCall.model_validate(a) for a in json.loads(path.read_text())]
+
+    def mutators(self) -> dict[str, Mutator]:
+        """Family-specific validation mutators, by name."""
+        return {}
+
+
+@dataclass
+class StepLog:
+    """One logged step, as the verifier sees it in `trajectory.jsonl`."""
+
+    step: int
+    action: dict
+    observation: dict
+    failure: str
+    elapsed_s: float
+    extra: dict = field(default_factory=dict)

@@ -1,0 +1,140 @@
+"""The envhub exception tree and the failure-class vocabulary.
+
+Every fault in envhub is one of these classes. Each carries the failure class it maps to on the
+wire, so the server translates exceptions to answers in exactly one place
+(`envhub.server.problems`) and the client maps them back from the same table.
+
+    EnvhubError
+    ├── AgentError (ValueError)            agent_error: malformed action, unknown tool, bad arguments
+    ├── AgentTimeout (TimeoutError)        agent_timeout: a step or the episode ran past its deadline
+    ├── EnvError (RuntimeError)            env_error: sandbox/DB/filesystem fault the policy did not cause
+    │   └── SandboxUnavailable             bubblewrap (or the engine) is missing
+    ├── VerifierError (RuntimeError)       verifier_error: verifier crashed, timed out, wrote nonsense
+    ├── TaskInvalid (ValueError)           task_invalid: the task itself is broken
+    │   └── TaskFormatError                a task folder does not match the schema
+    ├── Unavailable (RuntimeError)         unavailable: at capacity, retry later
+    └── RequestError (ValueError)          a malformed request: no failure class, a 4xx
+        ├── NotFound (LookupError)         unknown session, task or environment
+        └── PayloadTooLarge
+"""
+
+from __future__ import annotations
+
+import difflib
+import enum
+from collections.abc import Iterable
+
+
+class FailureClass(str, enum.Enum):
+    """Why an episode step or verdict is what it is; decides what a trainer does with it."""
+
+    ok = "ok"
+    agent_error = "agent_error"
+    agent_timeout = "agent_timeout"
+    env_error = "env_error"
+    verifier_error = "verifier_error"
+    task_invalid = "task_invalid"
+    unavailable = "unavailable"
+
+    @property
+    def trainable(self) -> bool:
+        """Whether the sample belongs in a training batch with its reward (never for infra faults)."""
+        return self in (FailureClass.ok, FailureClass.agent_error, FailureClass.agent_timeout)
+
+    @property
+    def retryable(self) -> bool:
+        """Whether running the same thing again may give a different, valid answer."""
+        return self in (FailureClass.env_error, FailureClass.verifier_error, FailureClass.unavailable)
+
+
+class EnvhubError(Exception):
+    """Root of every envhub error."""
+
+    failure_class: FailureClass | None = None
+    status: int = 500
+    code: str = "internal"
+
+    def __init__(self, detail: str, **extra: object) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        self.extra = extra
+
+
+class AgentError(EnvhubError, ValueError):
+    failure_class = FailureClass.agent_error
+    status = 400
+    code = "agent_error"
+
+
+class AgentTimeout(EnvhubError, TimeoutError):
+    failure_class = FailureClass.agent_timeout
+    status = 408
+    code = "agent_timeout"
+
+
+class EnvError(EnvhubError, RuntimeError):
+    failure_class = FailureClass.env_error
+    status = 502
+    code = "env_error"
+
+
+class SandboxUnavailable(EnvError):
+    code = "sandbox_unavailable"
+
+
+class VerifierError(EnvhubError, RuntimeError):
+    failure_class = FailureClass.verifier_error
+    status = 502
+    code = "verifier_error"
+
+
+class TaskInvalid(EnvhubError, ValueError):
+    failure_class = FailureClass.task_invalid
+    status = 422
+    code = "task_invalid"
+
+
+class TaskFormatError(TaskInvalid):
+    code = "task_format"
+
+
+class Unavailable(EnvhubError, RuntimeError):
+    failure_class = FailureClass.unavailable
+    status = 503
+    code = "unavailable"
+
+    def __init__(self, detail: str, retry_after_s: float = 1.0, **extra: object) -> None:
+        super().__init__(detail, **extra)
+        self.retry_after_s = retry_after_s
+
+
+class RequestError(EnvhubError, ValueError):
+    status = 400
+    code = "bad_request"
+
+
+class NotFound(RequestError, LookupError):
+    status = 404
+    code = "not_found"
+
+    @classmethod
+    def for_name(cls, kind: str, name: str, known: Iterable[str]) -> NotFound:
+        """A not-found error with a "did you mean" hint, as Gymnasium's registry gives."""
+        close = difflib.get_close_matches(name, list(known), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        return cls(f"unknown {kind} {name!r}{hint}", kind=kind, name=name)
+
+
+class PayloadTooLarge(RequestError):
+    status = 413
+    code = "payload_too_large"
+
+
+#: code → class, for the client to raise the same type the server raised.
+ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
+    cls.code: cls
+    for cls in (
+        EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
+        TaskInvalid, TaskFormatError, Unavailable, RequestError, NotFound, PayloadTooLarge,
+    )
+}

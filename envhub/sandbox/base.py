@@ -1,0 +1,99 @@
+"""The sandbox interface, after SWE-ReX's deployment/runtime split.
+
+`SandboxBackend` knows *where* sandboxes run (bubblewrap here, a container engine, a cluster)
+and starts them; a `Sandbox` is one running, isolated machine with a persistent shell and a
+writable workspace. Requests and results are small typed models.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+WORKSPACE = "/workspace"
+
+
+class SandboxLimits(BaseModel):
+    cpu_s: int = Field(default=600, description="CPU seconds per process (RLIMIT_CPU).")
+    memory_mb: int = Field(default=1024, description="Address space per process (RLIMIT_AS).")
+    processes: int = Field(default=256, description="Processes for the whole sandbox (RLIMIT_NPROC).")
+    file_mb: int = Field(default=256, description="Largest file a process may write (RLIMIT_FSIZE).")
+    open_files: int = Field(default=1024)
+
+
+class SandboxSpec(BaseModel):
+    """What to start."""
+
+    #: Host folder whose *copy* becomes the writable `/workspace`; None for an empty one.
+    template: Path | None = None
+    #: Extra read-only binds, host path → path inside.
+    ro_binds: dict[str, str] = Field(default_factory=dict)
+    #: Extra writable binds, host path → path inside (the verifier's scratch space).
+    rw_binds: dict[str, str] = Field(default_factory=dict)
+    env: dict[str, str] = Field(default_factory=dict)
+    limits: SandboxLimits = Field(default_factory=SandboxLimits)
+    workdir: str = WORKSPACE
+    #: Mount the workspace read-only (the verifier's view of final state).
+    read_only_workspace: bool = False
+
+
+class ExecResult(BaseModel):
+    exit_code: int | None = Field(description="None when the command was killed at its deadline.")
+    output: str = Field(description="stdout and stderr interleaved, clipped to the output limit.")
+    timed_out: bool = False
+    truncated: bool = False
+    elapsed_s: float = 0.0
+
+
+class Sandbox(ABC):
+    """One running sandbox (a 'runtime' in SWE-ReX's words)."""
+
+    @abstractmethod
+    async def run(self, command: str, *, timeout_s: float, max_output: int = 64_000) -> ExecResult:
+        """Run `command` in the sandbox's persistent shell (cwd and exported variables persist).
+
+        At the deadline every process the command started is killed and the shell survives.
+        Raises `EnvError` if the sandbox died for a reason the agent could not have caused, and
+        `SandboxGone` (an `AgentError`) if the agent's own command ended the shell.
+        """
+
+    @abstractmethod
+    async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
+                   max_output: int = 64_000) -> ExecResult:
+        """Run one process inside the sandbox's namespaces, outside the shell."""
+
+    @abstractmethod
+    async def is_alive(self) -> bool: ...
+
+    @abstractmethod
+    async def export(self, dest: Path) -> None:
+        """Freeze every process and copy the workspace to host folder `dest` (must not exist)."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Kill everything and remove the workspace; idempotent."""
+
+
+class SandboxBackend(ABC):
+    """Starts sandboxes; one per server."""
+
+    name: str
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise `SandboxUnavailable` with an actionable message if this backend cannot run here."""
+
+    @abstractmethod
+    async def start(self, spec: SandboxSpec) -> Sandbox:
+        """Start a sandbox with a persistent shell over a fresh copy of `spec.template`."""
+
+    @abstractmethod
+    async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float,
+                       pass_fds: Sequence[int] = (), max_output: int = 64_000) -> ExecResult:
+        """Run one command in a fresh, throwaway sandbox (no persistent shell): the verifier's path."""
+
+    async def aclose(self) -> None:  # noqa: B027 - optional hook
+        """Release pooled resources."""

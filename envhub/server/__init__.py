@@ -1,0 +1,1 @@
+"""The HTTP server: app factory, routes, the session manager and error translation."""

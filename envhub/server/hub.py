@@ -1,0 +1,63 @@
+"""The composition root: settings → families, catalogue, sandbox backend, verifier, sessions."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from envhub import families as family_registry
+from envhub.config import Settings
+from envhub.env import Family
+from envhub.sandbox.base import SandboxBackend
+from envhub.server.sessions import SessionManager
+from envhub.tasks.catalog import Catalog
+from envhub.verify.runner import VerifierRunner
+
+log = logging.getLogger("envhub.hub")
+
+
+def make_backend(settings: Settings) -> SandboxBackend:
+    if settings.sandbox == "docker":
+        from envhub.sandbox.docker import DockerBackend  # imported only when chosen
+
+        return DockerBackend(settings)
+    from envhub.sandbox.local import LocalBackend
+
+    return LocalBackend(settings.data_dir / "sandboxes")
+
+
+@dataclass
+class Hub:
+    settings: Settings
+    families: dict[str, Family]
+    catalog: Catalog
+    backend: SandboxBackend
+    verifier: VerifierRunner
+    manager: SessionManager
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, settings: Settings) -> Hub:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        families = family_registry.load(settings.families)
+        catalog = Catalog(settings.tasks_dir)
+        backend = make_backend(settings)
+        verifier = VerifierRunner(settings, backend)
+        manager = SessionManager(settings, families, catalog, backend, verifier)
+        return cls(settings, families, catalog, backend, verifier, manager)
+
+    async def start(self) -> None:
+        self.backend.check()
+        self.verifier.prepare()
+        for family in self.families.values():
+            family.setup(self.settings)
+        _ = self.catalog.tasks  # load and index once, before the first request
+        await self.manager.start()
+        log.info("serving %s with %d tasks", ", ".join(self.families), len(self.catalog.tasks))
+
+    async def stop(self) -> None:
+        await self.manager.stop()
+        for family in self.families.values():
+            await family.shutdown()
+        await self.backend.aclose()

@@ -1,0 +1,58 @@
+"""The one place where exceptions become answers (`application/problem+json`)."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import ORJSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from envhub.errors import EnvhubError, Unavailable
+from envhub.spec import Problem
+
+log = logging.getLogger("envhub.server")
+MEDIA_TYPE = "application/problem+json"
+
+
+def problem_for(exc: BaseException) -> Problem:
+    """The problem body for any exception (shared by HTTP and WebSocket)."""
+    if isinstance(exc, EnvhubError):
+        fc = exc.failure_class
+        extra = {k: v for k, v in exc.extra.items() if k not in Problem.model_fields}
+        return Problem(type=f"https://envhub.dev/problems/{exc.code}", title=exc.code.replace("_", " "),
+                       status=exc.status, detail=exc.detail, code=exc.code, failure_class=fc,
+                       retryable=bool(fc and fc.retryable), **extra)
+    if isinstance(exc, RequestValidationError):
+        first = exc.errors()[0] if exc.errors() else {}
+        where = ".".join(str(p) for p in first.get("loc", ()))
+        return Problem(title="invalid request", status=422, code="invalid_request",
+                       detail=f"{where}: {first.get('msg', 'invalid')}", errors=_plain(exc.errors()))
+    if isinstance(exc, StarletteHTTPException):
+        return Problem(title="http error", status=exc.status_code, code=f"http_{exc.status_code}",
+                       detail=str(exc.detail))
+    log.exception("unhandled error", exc_info=exc)
+    return Problem(title="internal error", status=500, code="internal", detail=f"{type(exc).__name__}: {exc}")
+
+
+def _plain(errors: list) -> list:
+    return [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg")), "type": str(e.get("type"))}
+            for e in errors[:20]]
+
+
+def respond(exc: BaseException) -> ORJSONResponse:
+    problem = problem_for(exc)
+    headers = {}
+    if isinstance(exc, Unavailable):
+        headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
+    return ORJSONResponse(problem.model_dump(mode="json", exclude_none=True), status_code=problem.status,
+                          media_type=MEDIA_TYPE, headers=headers)
+
+
+def install(app: FastAPI) -> None:
+    async def handler(request: Request, exc: Exception) -> ORJSONResponse:
+        return respond(exc)
+
+    for cls in (EnvhubError, RequestValidationError, StarletteHTTPException, Exception):
+        app.add_exception_handler(cls, handler)

@@ -1,0 +1,228 @@
+"""Wire protocol v1: the request and response models every envhub server speaks.
+
+These are the shapes on the wire (HTTP JSON bodies and WebSocket frames). Domain types live in
+`envhub.env` and `envhub.tasks`; ORM rows live in `envhub.store`. Responses forbid extra fields
+so drift between server and client is caught by tests rather than by users.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envhub.errors import FailureClass
+
+PROTOCOL_VERSION = "envhub/1"
+
+
+class _Response(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    protocol: str = Field(default=PROTOCOL_VERSION, description="Protocol version of this answer.")
+
+
+class ToolSpec(BaseModel):
+    """A tool in MCP's shape, so the same list can be served over MCP unchanged."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    name: str
+    description: str
+    input_schema: dict[str, Any] = Field(alias="inputSchema", serialization_alias="inputSchema")
+
+
+class ToolCall(BaseModel):
+    """An action: the same shape in every family."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"tool": "bash", "arguments": {"command": "ls -la"}}]})
+    tool: str = Field(min_length=1, max_length=128, description="Name of a tool from the reset answer.")
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments per the tool's inputSchema.")
+
+
+class Observation(BaseModel):
+    """What the agent sees after a reset or a step."""
+
+    model_config = ConfigDict(extra="forbid")
+    text: str = Field(default="", description="The tool's result as text for the model.")
+    data: dict[str, Any] = Field(default_factory=dict, description="Structured result for programs.")
+    is_error: bool = Field(default=False, description="Whether the tool call failed.")
+
+
+class TaskRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    prompt: str
+
+
+class ResetRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"env": "terminal", "task_id": "terminal/count-errors"}]})
+    env: str = Field(description="Environment family, e.g. `terminal`.")
+    task_id: str | None = Field(default=None, description="Task to load; a random task of `env` if omitted.")
+    seed: int | None = Field(default=None, ge=0, description="Seed for task sampling and the environment.")
+    harness: str | None = Field(default=None, description="Tool-schema skin; `plain` by default.")
+    lease_s: float | None = Field(default=None, gt=0, le=86_400, description="Idle lease; renewed by each call.")
+    policy_version: str | None = Field(default=None, max_length=128, description="Recorded with the episode.")
+
+
+class SessionCreated(_Response):
+    session_id: str
+    env: str
+    observation: Observation
+    tools: list[ToolSpec]
+    task: TaskRef
+    lease_expires_at: datetime
+
+
+class StepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"action": {"tool": "bash", "arguments": {"command": "wc -l log.txt"}}}]})
+    action: ToolCall
+    idempotency_key: str | None = Field(default=None, max_length=128,
+                                        description="A repeated key returns the first answer instead of acting twice.")
+
+
+class StepResult(_Response):
+    observation: Observation
+    reward: float | None = Field(description="Step reward; envhub families reward at verify, so usually null.")
+    done: bool = Field(description="The episode reached a terminal state (Gymnasium's `terminated`).")
+    truncated: bool = Field(description="The episode was cut off by a budget, not finished.")
+    info: dict[str, Any] = Field(default_factory=dict)
+    failure: FailureClass = FailureClass.ok
+    trainable: bool = True
+    retryable: bool = False
+    step: int = Field(description="1-based index of this step in the episode.")
+
+
+class CheckResult(BaseModel):
+    """One requirement of a verifier: one pytest test."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kind: Literal["hard", "collateral", "anti_hack", "soft", "quality"] = "hard"
+    weight: float = 1.0
+    passed: bool
+    score: float = Field(ge=0, le=1)
+    message: str = ""
+
+
+class VerifierRef(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    sha256: str
+
+
+class VerifyResult(_Response):
+    reward: float = Field(description="gate × weighted checks; meaningful only when `trainable`.")
+    passed: bool
+    checks: list[CheckResult] = Field(default_factory=list)
+    failure_class: FailureClass
+    trainable: bool
+    retryable: bool
+    detail: str = ""
+    verifier: VerifierRef
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class SessionState(_Response):
+    session_id: str
+    env: str
+    task_id: str
+    step_count: int
+    done: bool
+    created_at: datetime
+    lease_expires_at: datetime
+    verified: bool
+
+
+class Capacity(_Response):
+    max_sessions: int
+    active_sessions: int
+    free: int
+
+
+class ValidationSummary(BaseModel):
+    model_config = ConfigDict(extra="allow")
+    status: Literal["validated", "rejected", "stale", "unvalidated"]
+    validated_at: datetime | None = None
+
+
+class TaskInfo(_Response):
+    """Public facts about a task; never the hidden tests, solution or expected state."""
+
+    id: str
+    env: str
+    title: str
+    prompt: str
+    difficulty: str
+    tags: list[str]
+    metadata: dict[str, Any]
+    validation: ValidationSummary
+
+
+class TaskList(_Response):
+    tasks: list[TaskInfo]
+    total: int
+
+
+class EnvInfo(_Response):
+    name: str
+    description: str
+    task_count: int
+    validated: int
+    rejected: int
+    tools: list[ToolSpec]
+
+
+class EnvList(_Response):
+    envs: list[EnvInfo]
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details, the one error body for HTTP and WebSocket."""
+
+    model_config = ConfigDict(extra="allow")
+    type: str = "about:blank"
+    title: str
+    status: int
+    detail: str
+    code: str
+    failure_class: FailureClass | None = None
+    retryable: bool = False
+
+
+# --- WebSocket frames (/v1/sessions/ws) -------------------------------------------------------
+
+class WsReset(BaseModel):
+    op: Literal["reset"]
+    id: str | None = None
+    data: ResetRequest
+
+
+class WsStep(BaseModel):
+    op: Literal["step"]
+    id: str | None = None
+    session_id: str | None = None
+    data: StepRequest
+
+
+class WsVerify(BaseModel):
+    op: Literal["verify"]
+    id: str | None = None
+    session_id: str | None = None
+
+
+class WsState(BaseModel):
+    op: Literal["state"]
+    id: str | None = None
+    session_id: str | None = None
+
+
+class WsClose(BaseModel):
+    op: Literal["close"]
+    id: str | None = None
+    session_id: str | None = None
+
+
+WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose, Field(discriminator="op")]

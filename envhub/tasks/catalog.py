@@ -1,0 +1,78 @@
+"""The task catalogue: every task folder under the tasks root, indexed by id."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+
+from envhub.errors import NotFound, TaskFormatError
+from envhub.tasks.model import Task
+from envhub.validate.record import validation_status
+
+
+class Catalog:
+    """All tasks below `root` (`tasks/<family>/.../task.yaml`).
+
+    Broken folders do not stop the server: they are kept in `errors` and shown by
+    `envhub validate`, which rejects them.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.root = root.resolve()
+        self.errors: dict[Path, TaskFormatError] = {}
+
+    @cached_property
+    def tasks(self) -> dict[str, Task]:
+        found: dict[str, Task] = {}
+        if not self.root.is_dir():
+            return found
+        for cfg in sorted(self.root.rglob("task.yaml")):
+            if any(part in ("state", "tests", "solution") for part in cfg.relative_to(self.root).parts[:-1]):
+                continue  # a task.yaml inside a task's own files is data, not a task
+            try:
+                task = Task.load(cfg.parent)
+            except TaskFormatError as e:
+                self.errors[cfg.parent] = e
+                continue
+            found[task.id] = task
+        return found
+
+    def get(self, task_id: str) -> Task:
+        try:
+            return self.tasks[task_id]
+        except KeyError:
+            raise NotFound.for_name("task", task_id, self.tasks) from None
+
+    def for_family(self, family: str) -> list[Task]:
+        return [t for t in self.tasks.values() if t.family == family]
+
+    def sample(self, family: str, seed: int | None) -> Task:
+        tasks = self.for_family(family)
+        if not tasks:
+            raise NotFound(f"environment {family!r} has no tasks", kind="task", name=family)
+        return random.Random(seed).choice(tasks)
+
+    def status(self, task: Task) -> str:
+        return validation_status(task)
+
+    def filter(self, *, env: str | None = None, tag: str | None = None, difficulty: str | None = None,
+               status: str | None = None, text: str | None = None,
+               meta: dict[str, str] | None = None) -> list[Task]:
+        out: Iterable[Task] = self.tasks.values()
+        if env:
+            out = (t for t in out if t.family == env)
+        if tag:
+            out = (t for t in out if tag in t.config.tags)
+        if difficulty:
+            out = (t for t in out if t.config.difficulty == difficulty)
+        if meta:
+            out = (t for t in out if all(str(t.config.metadata.get(k)) == v for k, v in meta.items()))
+        if text:
+            needle = text.lower()
+            out = (t for t in out if needle in t.id.lower() or needle in t.config.title.lower()
+                   or needle in t.prompt.lower())
+        if status:
+            out = (t for t in out if self.status(t) == status)
+        return list(out)

@@ -1,0 +1,1 @@
+"""Environment families. Each subpackage registers a `envhub.env.Family` entry point."""

@@ -1,0 +1,58 @@
+"""A trivial environment that echoes its input: for protocol tests and benchmarks.
+
+It has no sandbox and no tasks on disk; its one built-in task passes verification when the
+agent has echoed the word "done".
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from envhub.env import EnvContext, Environment, Family
+from envhub.errors import AgentError
+from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.tasks.model import Task
+
+TOOLS = [ToolSpec(name="echo", description="Echo a message back.",
+                  input_schema={"type": "object", "required": ["message"], "additionalProperties": False,
+                                "properties": {"message": {"type": "string", "maxLength": 100_000}}})]
+
+
+class EchoEnvironment(Environment):
+    def __init__(self) -> None:
+        self.messages: list[str] = []
+
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
+
+    async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
+        self.messages = []
+        return Observation(text=task.prompt)
+
+    async def step(self, call: ToolCall) -> Observation:
+        if call.tool != "echo":
+            raise AgentError(f"unknown tool {call.tool!r}; the only tool is 'echo'")
+        message = call.arguments.get("message")
+        if not isinstance(message, str) or set(call.arguments) != {"message"}:
+            raise AgentError("echo takes exactly one string argument, 'message'")
+        self.messages.append(message)
+        return Observation(text=message, data={"count": len(self.messages)})
+
+    async def export_state(self, dest: Path) -> None:
+        dest.mkdir(parents=True)
+        (dest / "messages.json").write_text(json.dumps(self.messages))
+
+    async def close(self) -> None:
+        self.messages = []
+
+
+class EchoFamily(Family):
+    name = "echo"
+    description = "Echoes messages back; a protocol fixture and benchmark baseline."
+
+    def make(self, ctx: EnvContext) -> EchoEnvironment:
+        return EchoEnvironment()
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return TOOLS

@@ -1,0 +1,147 @@
+"""A persistent shell in a sandbox over a copy of the task's `state/` folder.
+
+Tools: `bash` (one command in the persistent shell; cwd and exported variables persist),
+`read_file` and `write_file` (through the sandbox, so symlinks cannot reach the host).
+The oracle is `solution/solve.sh`, run as one `bash` call.
+"""
+
+from __future__ import annotations
+
+import base64
+import shlex
+from pathlib import Path
+from typing import Any
+
+from envhub.env import EnvContext, Environment, Family
+from envhub.errors import AgentError, EnvError
+from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
+from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.tasks.model import Task
+
+MAX_FILE_BYTES = 1024 * 1024
+
+TOOLS = [
+    ToolSpec(name="bash", description=(
+        "Run a bash command in the workspace's persistent shell (cwd and exported variables persist "
+        "between calls). Returns combined stdout/stderr and the exit code. No network."),
+        input_schema={"type": "object", "additionalProperties": False, "required": ["command"], "properties": {
+            "command": {"type": "string", "minLength": 1, "maxLength": 100_000},
+            "timeout_s": {"type": "number", "exclusiveMinimum": 0, "description": "Kill the command after this long."},
+        }}),
+    ToolSpec(name="read_file", description="Read a text file (up to 1 MiB).",
+             input_schema={"type": "object", "additionalProperties": False, "required": ["path"],
+                           "properties": {"path": {"type": "string", "minLength": 1}}}),
+    ToolSpec(name="write_file", description="Create or overwrite a text file with the given content.",
+             input_schema={"type": "object", "additionalProperties": False, "required": ["path", "content"],
+                           "properties": {"path": {"type": "string", "minLength": 1},
+                                          "content": {"type": "string", "maxLength": MAX_FILE_BYTES}}}),
+]
+
+
+def _arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
+    if name not in args:
+        if required:
+            raise AgentError(f"missing argument {name!r}")
+        return None
+    value = args[name]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
+    return value
+
+
+class TerminalEnvironment(Environment):
+    def __init__(self, ctx: EnvContext) -> None:
+        self.ctx = ctx
+        self.sandbox: Sandbox | None = None
+        self.task: Task | None = None
+
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
+
+    async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
+        self.task = task
+        limits = task.config.limits
+        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(
+            template=task.state_dir if task.state_dir.is_dir() else None,
+            limits=SandboxLimits(memory_mb=limits.memory_mb, processes=limits.processes,
+                                 cpu_s=int(limits.episode_timeout_s))))
+        return Observation(text=f"{task.prompt}\n\nYou are in {WORKSPACE}; use the tools to work.",
+                           data={"workspace": WORKSPACE})
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None:
+            raise EnvError("environment was not reset")
+        return self.sandbox
+
+    async def step(self, call: ToolCall) -> Observation:
+        assert self.task is not None
+        step_limit = self.task.config.limits.step_timeout_s
+        args = call.arguments
+        if call.tool == "bash":
+            command = _arg(args, "command", str)
+            timeout = _arg(args, "timeout_s", float, required=False) or step_limit
+            return await self._bash(command, min(timeout, step_limit))
+        if call.tool == "read_file":
+            path = _arg(args, "path", str)
+            res = await self._sandbox().run(
+                f"test -f {shlex.quote(path)} || {{ echo 'no such file' >&2; exit 2; }}; "
+                f"head -c {MAX_FILE_BYTES + 1} -- {shlex.quote(path)} | base64 -w0", timeout_s=step_limit,
+                max_output=2 * MAX_FILE_BYTES)
+            if res.exit_code != 0:
+                raise AgentError(f"cannot read {path}: {res.output.strip()[-300:]}")
+            data = base64.b64decode(res.output)
+            note = "\n[truncated at 1 MiB]" if len(data) > MAX_FILE_BYTES else ""
+            return Observation(text=data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") + note,
+                               data={"path": path, "bytes": len(data)})
+        if call.tool == "write_file":
+            path, content = _arg(args, "path", str), _arg(args, "content", str)
+            if len(content.encode()) > MAX_FILE_BYTES:
+                raise AgentError("content is over 1 MiB; write it in parts with bash")
+            encoded = base64.b64encode(content.encode()).decode()
+            res = await self._sandbox().run(
+                f"mkdir -p -- \"$(dirname -- {shlex.quote(path)})\" && printf %s {encoded} | base64 -d > "
+                f"{shlex.quote(path)}", timeout_s=step_limit)
+            if res.exit_code != 0:
+                raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
+            return Observation(text=f"wrote {len(content.encode())} bytes to {path}", data={"path": path})
+        raise AgentError(f"unknown tool {call.tool!r}; tools are: bash, read_file, write_file")
+
+    async def _bash(self, command: str, timeout: float) -> Observation:
+        res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
+        if res.timed_out:
+            text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
+        else:
+            text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
+        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0,
+                           data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated,
+                                 "elapsed_s": round(res.elapsed_s, 4)})
+
+    async def export_state(self, dest: Path) -> None:
+        await self._sandbox().export(dest)
+
+    async def healthy(self) -> bool:
+        return self.sandbox is not None and await self.sandbox.is_alive()
+
+    async def close(self) -> None:
+        if self.sandbox is not None:
+            await self.sandbox.close()
+
+
+class TerminalFamily(Family):
+    name = "terminal"
+    description = "Real shell work in a sandboxed workspace: files, text, archives, git, builds, services."
+
+    def make(self, ctx: EnvContext) -> TerminalEnvironment:
+        return TerminalEnvironment(ctx)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return TOOLS
+
+    def oracle_actions(self, task: Task) -> list[ToolCall]:
+        script = task.solution_dir / "solve.sh"
+        if not script.is_file():
+            return super().oracle_actions(task)
+        body = script.read_text()
+        return [ToolCall(tool="bash", arguments={"command": f"bash <<'ENVHUB_SOLVE_EOF'\n{body}\nENVHUB_SOLVE_EOF"})]
