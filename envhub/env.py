@@ -126,6 +126,21 @@ class Family(ABC):
         """Family-specific validation mutators, by name."""
         return {}
 
+    async def validate_task(self, task: Task, settings: Settings) -> list[ValidationFinding]:
+        """Family-specific validation beyond oracle/null/determinism/mutants/exploits
+        (e.g. the SWE family's repeated fail-before/pass-after runs). Default: none."""
+        return []
+
+
+@dataclass
+class ValidationFinding:
+    """One row of a validation report."""
+
+    check: str
+    ok: bool
+    detail: str = ""
+    data: dict = field(default_factory=dict)
+
 
 @dataclass
 class StepLog:
