@@ -30,6 +30,8 @@ class Settings(BaseSettings):
     families: list[str] = Field(default_factory=list)
     tasks_dir: Path = REPO_ROOT / "tasks"
     data_dir: Path = Field(default_factory=_default_data_dir)
+    #: The environment OpenEnv's routes use when a reset names none.
+    default_env: str = "terminal"
     sandbox: Literal["local", "docker"] = "local"
     #: Episode store (SQLAlchemy URL); SQLite under data_dir by default.
     database_url: str | None = None

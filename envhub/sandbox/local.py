@@ -60,7 +60,8 @@ def _signal_all(pids: Sequence[int], sig: int) -> None:
             os.kill(p, sig)
 
 
-def _limits_preexec(limits: SandboxLimits):
+def _limits_preexec(limits: SandboxLimits, uid: int | None):
+    """Runs in the child between fork and exec: limits, then the sandbox's own uid."""
     mb = 1024 * 1024
 
     def apply() -> None:
@@ -70,6 +71,10 @@ def _limits_preexec(limits: SandboxLimits):
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if uid is not None:
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
 
     return apply
 
@@ -313,13 +318,11 @@ class LocalBackend(SandboxBackend):
 
     async def _spawn(self, argv: list[str], uid: int, limits: SandboxLimits, pass_fds: Sequence[int] = (),
                      stdin: int = asyncio.subprocess.PIPE) -> asyncio.subprocess.Process:
-        kwargs: dict = {}
-        if self._is_root:
-            kwargs.update(user=uid, group=uid, extra_groups=[])
         try:
             return await asyncio.create_subprocess_exec(
                 *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=_limits_preexec(limits), pass_fds=tuple(pass_fds), start_new_session=True, **kwargs)
+                preexec_fn=_limits_preexec(limits, uid if self._is_root else None), pass_fds=tuple(pass_fds),
+                start_new_session=True)
         except OSError as e:
             raise EnvError(f"cannot start bubblewrap: {e}") from e
 

@@ -6,7 +6,8 @@ import logging
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import ORJSONResponse
+import orjson
+from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from envhub.errors import EnvhubError, Unavailable
@@ -27,6 +28,9 @@ def problem_for(exc: BaseException) -> Problem:
     if isinstance(exc, RequestValidationError):
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))
+        if first.get("type") == "json_invalid":
+            return Problem(title="malformed JSON", status=400, code="malformed_json",
+                           detail=f"the body is not valid JSON ({first.get('msg')})")
         return Problem(title="invalid request", status=422, code="invalid_request",
                        detail=f"{where}: {first.get('msg', 'invalid')}", errors=_plain(exc.errors()))
     if isinstance(exc, StarletteHTTPException):
@@ -41,17 +45,17 @@ def _plain(errors: list) -> list:
             for e in errors[:20]]
 
 
-def respond(exc: BaseException) -> ORJSONResponse:
+def respond(exc: BaseException) -> Response:
     problem = problem_for(exc)
     headers = {}
     if isinstance(exc, Unavailable):
         headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-    return ORJSONResponse(problem.model_dump(mode="json", exclude_none=True), status_code=problem.status,
-                          media_type=MEDIA_TYPE, headers=headers)
+    return Response(orjson.dumps(problem.model_dump(mode="json", exclude_none=True)), status_code=problem.status,
+                    media_type=MEDIA_TYPE, headers=headers)
 
 
 def install(app: FastAPI) -> None:
-    async def handler(request: Request, exc: Exception) -> ORJSONResponse:
+    async def handler(request: Request, exc: Exception) -> Response:
         return respond(exc)
 
     for cls in (EnvhubError, RequestValidationError, StarletteHTTPException, Exception):

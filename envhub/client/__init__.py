@@ -1,0 +1,16 @@
+"""The envhub client: `EnvClient` and `AsyncEnvClient`, twins of the same surface.
+
+    with EnvClient("http://127.0.0.1:8000") as hub:
+        with hub.session("terminal", task_id="terminal/count-errors") as s:
+            s.step("bash", command="grep -c ERROR app.log > count.txt")
+            print(s.verify().reward)
+
+Errors come back as the classes of `envhub.errors` (mapped from the problem's `code`); only
+retryable ones (`unavailable`, connection faults) are retried, and steps carry an idempotency
+key so a retried step never acts twice.
+"""
+
+from envhub.client._async import AsyncEnvClient, AsyncSession
+from envhub.client._sync import EnvClient, Session
+
+__all__ = ["AsyncEnvClient", "AsyncSession", "EnvClient", "Session"]

@@ -1,0 +1,110 @@
+"""The async client (aiohttp: httpx's async pool collapses at high concurrency, DESIGN §7b)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import aiohttp
+
+from envhub.client._base import backoff, error_from, reset_body, should_retry, step_body
+from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+
+
+class AsyncEnvClient:
+    """The async twin of `EnvClient`: same methods, awaited; `aclose` instead of `close`."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
+                 max_connections: int = 256) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries
+        self._timeout = aiohttp.ClientTimeout(total=timeout)
+        self._limit = max_connections
+        self._http: aiohttp.ClientSession | None = None
+
+    def _session(self) -> aiohttp.ClientSession:
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=self._timeout,
+                                               connector=aiohttp.TCPConnector(limit=self._limit))
+        return self._http
+
+    async def _call(self, method: str, path: str, json: Any = None) -> Any:
+        attempt = 0
+        while True:
+            try:
+                async with self._session().request(method, self.base_url + path, json=json) as r:
+                    if r.status < 400:
+                        return None if r.status == 204 else await r.json(content_type=None)
+                    try:
+                        body = await r.json(content_type=None)
+                    except ValueError:
+                        body = {"detail": (await r.text())[:500]}
+                    err: BaseException = error_from(r.status, body, r.headers.get("retry-after"))
+            except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+                err = exc
+            if attempt >= self.retries or not should_retry(err):
+                raise err
+            await asyncio.sleep(backoff(attempt, err))
+            attempt += 1
+
+    async def envs(self) -> list[dict[str, Any]]:
+        return (await self._call("GET", "/v1/envs"))["envs"]
+
+    async def health(self) -> dict[str, Any]:
+        return await self._call("GET", "/health")
+
+    async def reset(self, env: str, task_id: str | None = None, seed: int | None = None,
+                    **extra: Any) -> SessionCreated:
+        return SessionCreated.model_validate(
+            await self._call("POST", "/v1/sessions", reset_body(env, task_id, seed, **extra)))
+
+    async def step(self, session_id: str, tool: str | ToolCall, **arguments: Any) -> StepResult:
+        return StepResult.model_validate(
+            await self._call("POST", f"/v1/sessions/{session_id}/step", step_body(tool, arguments)))
+
+    async def verify(self, session_id: str) -> VerifyResult:
+        return VerifyResult.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/verify", {}))
+
+    async def state(self, session_id: str) -> SessionState:
+        return SessionState.model_validate(await self._call("GET", f"/v1/sessions/{session_id}"))
+
+    async def close_session(self, session_id: str) -> None:
+        await self._call("DELETE", f"/v1/sessions/{session_id}")
+
+    @asynccontextmanager
+    async def session(self, env: str, task_id: str | None = None, seed: int | None = None,
+                      **extra: Any) -> AsyncIterator[AsyncSession]:
+        created = await self.reset(env, task_id, seed, **extra)
+        try:
+            yield AsyncSession(self, created)
+        finally:
+            await self.close_session(created.session_id)
+
+    async def aclose(self) -> None:
+        if self._http is not None:
+            await self._http.close()
+            self._http = None
+
+    async def __aenter__(self) -> AsyncEnvClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class AsyncSession:
+    def __init__(self, client: AsyncEnvClient, created: SessionCreated) -> None:
+        self.client = client
+        self.created = created
+        self.id = created.session_id
+
+    async def step(self, tool: str | ToolCall, **arguments: Any) -> StepResult:
+        return await self.client.step(self.id, tool, **arguments)
+
+    async def verify(self) -> VerifyResult:
+        return await self.client.verify(self.id)
+
+    async def state(self) -> SessionState:
+        return await self.client.state(self.id)

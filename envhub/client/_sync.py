@@ -1,0 +1,109 @@
+"""The blocking client (httpx)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import httpx
+
+from envhub.client._base import backoff, error_from, reset_body, should_retry, step_body
+from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+
+
+class EnvClient:
+    """A blocking client for one envhub server."""
+
+    def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
+                 transport: httpx.BaseTransport | None = None) -> None:
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+        self.retries = retries
+
+    def _call(self, method: str, path: str, json: Any = None) -> Any:
+        attempt = 0
+        while True:
+            try:
+                r = self._http.request(method, path, json=json)
+            except httpx.TransportError as exc:
+                err: BaseException = exc
+            else:
+                if r.status_code < 400:
+                    return None if r.status_code == 204 else r.json()
+                err = error_from(r.status_code, _json(r), r.headers.get("retry-after"))
+            if attempt >= self.retries or not should_retry(err):
+                raise err
+            time.sleep(backoff(attempt, err))
+            attempt += 1
+
+    # -- registry ---------------------------------------------------------------------------------
+    def envs(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/v1/envs")["envs"]
+
+    def tasks(self, **filters: Any) -> list[dict[str, Any]]:
+        query = httpx.QueryParams({k: v for k, v in filters.items() if v is not None})
+        return self._call("GET", f"/v1/tasks?{query}")["tasks"]
+
+    def health(self) -> dict[str, Any]:
+        return self._call("GET", "/health")
+
+    # -- sessions ---------------------------------------------------------------------------------
+    def reset(self, env: str, task_id: str | None = None, seed: int | None = None, **extra: Any) -> SessionCreated:
+        return SessionCreated.model_validate(self._call("POST", "/v1/sessions", reset_body(env, task_id, seed, **extra)))
+
+    def step(self, session_id: str, tool: str | ToolCall, **arguments: Any) -> StepResult:
+        return StepResult.model_validate(
+            self._call("POST", f"/v1/sessions/{session_id}/step", step_body(tool, arguments)))
+
+    def verify(self, session_id: str) -> VerifyResult:
+        return VerifyResult.model_validate(self._call("POST", f"/v1/sessions/{session_id}/verify", {}))
+
+    def state(self, session_id: str) -> SessionState:
+        return SessionState.model_validate(self._call("GET", f"/v1/sessions/{session_id}"))
+
+    def close_session(self, session_id: str) -> None:
+        self._call("DELETE", f"/v1/sessions/{session_id}")
+
+    @contextmanager
+    def session(self, env: str, task_id: str | None = None, seed: int | None = None, **extra: Any) -> Iterator[Session]:
+        """An episode that is always closed, whatever happens inside the block."""
+        created = self.reset(env, task_id, seed, **extra)
+        try:
+            yield Session(self, created)
+        finally:
+            self.close_session(created.session_id)
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> EnvClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Session:
+    """One episode bound to its client."""
+
+    def __init__(self, client: EnvClient, created: SessionCreated) -> None:
+        self.client = client
+        self.created = created
+        self.id = created.session_id
+
+    def step(self, tool: str | ToolCall, **arguments: Any) -> StepResult:
+        return self.client.step(self.id, tool, **arguments)
+
+    def verify(self) -> VerifyResult:
+        return self.client.verify(self.id)
+
+    def state(self) -> SessionState:
+        return self.client.state(self.id)
+
+
+def _json(r: httpx.Response) -> Any:
+    try:
+        return r.json()
+    except ValueError:
+        return {"detail": r.text[:500]}

@@ -1,0 +1,228 @@
+"""OpenEnv compatibility: OpenEnv's routes over envhub sessions.
+
+OpenEnv's clients (`openenv.core.GenericEnvClient`, TRL's integration) connect to
+`<base>/ws` and send `reset`/`step`/`state`/`close` frames. Here `<base>` is either the server
+root (the environment is `env` in the reset data, else `settings.default_env`) or
+`/envs/<env>`. Differences from OpenEnv, all additive:
+
+- the reward is given by envhub's verifier: step with the reserved action `{"tool": "submit"}`
+  to end the episode and get `reward` and `done: true` (verify's answer is in `metadata`);
+- HTTP `/reset` keeps its session alive (leased) and returns its id as `episode_id`; `/step`
+  with that `episode_id` continues it, so multi-step episodes also work over plain HTTP
+  (OpenEnv's HTTP routes are stateless: without an `episode_id` `/step` behaves the same way,
+  on a fresh environment that is closed afterwards).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
+from pydantic import ValidationError
+
+from envhub.errors import RequestError, Unavailable
+from envhub.server.deps import HubDep
+from envhub.server.hub import Hub
+from envhub.server.problems import problem_for
+from envhub.server.sessions import SessionManager
+from envhub.spec import Observation, ResetRequest, SessionCreated, StepRequest, StepResult, ToolCall, VerifyResult
+
+router = APIRouter(tags=["openenv"])
+SUBMIT = "submit"
+
+
+def _reset_request(hub: Hub, env: str | None, data: dict[str, Any]) -> ResetRequest:
+    return ResetRequest(env=env or data.get("env") or hub.settings.default_env, task_id=data.get("task_id"),
+                        seed=data.get("seed"), policy_version=data.get("policy_version"))
+
+
+def _reset_payload(created: SessionCreated) -> dict[str, Any]:
+    obs = created.observation.model_dump(mode="json")
+    obs["metadata"] = {"session_id": created.session_id, "task_id": created.task.id,
+                       "tools": [t.model_dump(by_alias=True) for t in created.tools]}
+    obs.update(done=False, reward=None)
+    return {"observation": obs, "reward": None, "done": False, "metadata": obs["metadata"],
+            "episode_id": created.session_id}
+
+
+def _step_payload(result: StepResult) -> dict[str, Any]:
+    obs = result.observation.model_dump(mode="json")
+    meta = {"failure": result.failure.value, "trainable": result.trainable, "truncated": result.truncated,
+            "step": result.step}
+    obs.update(metadata=meta, done=result.done, reward=result.reward)
+    return {"observation": obs, "reward": result.reward, "done": result.done, "metadata": meta}
+
+
+def _verify_payload(result: VerifyResult) -> dict[str, Any]:
+    meta = result.model_dump(mode="json")
+    obs = {"text": f"verified: reward {result.reward:g} ({result.failure_class.value})", "data": {},
+           "is_error": not result.passed, "metadata": meta, "done": True, "reward": result.reward}
+    return {"observation": obs, "reward": result.reward, "done": True, "metadata": meta}
+
+
+async def _step_or_submit(manager: SessionManager, sid: str, action: dict[str, Any]) -> dict[str, Any]:
+    if action.get("tool") == SUBMIT:
+        return _verify_payload(await manager.verify(sid))
+    try:
+        call = ToolCall.model_validate(action)
+    except ValidationError as e:
+        raise RequestError(f"an action is {{'tool': NAME, 'arguments': {{...}}}}: {e.errors()[0]['msg']}") from e
+    return _step_payload(await manager.step(sid, StepRequest(action=call)))
+
+
+def _ws_error(exc: BaseException) -> dict[str, Any]:
+    problem = problem_for(exc)
+    code = {"unavailable": "CAPACITY_REACHED", "bad_request": "VALIDATION_ERROR",
+            "not_found": "VALIDATION_ERROR"}.get(problem.code, "EXECUTION_ERROR")
+    return {"type": "error", "data": {"message": problem.detail, "code": code,
+                                      "problem": problem.model_dump(mode="json", exclude_none=True)}}
+
+
+async def _serve_ws(ws: WebSocket, env: str | None) -> None:
+    hub: Hub = ws.app.state.hub
+    manager = hub.manager
+    await ws.accept()
+    sid: str | None = None
+    try:
+        while True:
+            raw = await ws.receive_text()
+            try:
+                try:
+                    msg = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    await ws.send_text(orjson.dumps({"type": "error", "data": {
+                        "message": "invalid JSON", "code": "INVALID_JSON"}}).decode())
+                    continue
+                kind = msg.get("type") if isinstance(msg, dict) else None
+                data = msg.get("data") or {} if isinstance(msg, dict) else {}
+                if kind == "reset":
+                    if sid is not None:
+                        await manager.close(sid)
+                        sid = None
+                    created = await manager.create(_reset_request(hub, env, data))
+                    sid = created.session_id
+                    out = {"type": "observation", "data": _reset_payload(created)}
+                elif kind == "step":
+                    if sid is None:
+                        raise RequestError("send a reset first")
+                    out = {"type": "observation", "data": await _step_or_submit(manager, sid, data)}
+                elif kind == "state":
+                    if sid is None:
+                        raise RequestError("send a reset first")
+                    st = manager.state(sid)
+                    out = {"type": "state", "data": {"episode_id": st.session_id, "step_count": st.step_count,
+                                                     **st.model_dump(mode="json")}}
+                elif kind == "close":
+                    break
+                else:
+                    await ws.send_text(orjson.dumps({"type": "error", "data": {
+                        "message": f"unknown message type {kind!r}", "code": "UNKNOWN_TYPE"}}).decode())
+                    continue
+                await ws.send_text(orjson.dumps(out).decode())
+            except WebSocketDisconnect:
+                raise
+            except Exception as exc:
+                await ws.send_text(orjson.dumps(_ws_error(exc)).decode())
+                if isinstance(exc, Unavailable):
+                    break  # as OpenEnv does at capacity: error frame, then close
+    except WebSocketDisconnect:
+        pass
+    finally:
+        if sid is not None:
+            await manager.close(sid)
+    try:
+        await ws.close()
+    except RuntimeError:
+        pass
+
+
+@router.websocket("/ws")
+async def openenv_ws(ws: WebSocket) -> None:
+    await _serve_ws(ws, None)
+
+
+@router.websocket("/envs/{env}/ws")
+async def openenv_env_ws(ws: WebSocket, env: str) -> None:
+    await _serve_ws(ws, env)
+
+
+async def _http_reset(hub: Hub, env: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    return _reset_payload(await hub.manager.create(_reset_request(hub, env, body)))
+
+
+async def _http_step(hub: Hub, env: str | None, body: dict[str, Any]) -> dict[str, Any]:
+    action = body.get("action")
+    if not isinstance(action, dict):
+        raise RequestError("body must be {'action': {'tool': NAME, 'arguments': {...}}, 'episode_id'?: ID}")
+    sid = body.get("episode_id")
+    if sid:
+        return await _step_or_submit(hub.manager, str(sid), action)
+    created = await hub.manager.create(_reset_request(hub, env, body))  # OpenEnv's stateless step
+    try:
+        return await _step_or_submit(hub.manager, created.session_id, action)
+    finally:
+        await hub.manager.close(created.session_id)
+
+
+def _schema(hub: Hub, env: str | None) -> dict[str, Any]:
+    family = hub.manager.family(env or hub.settings.default_env)
+    return {"action": ToolCall.model_json_schema(),
+            "observation": Observation.model_json_schema(), "state": {"type": "object", "properties": {
+                "episode_id": {"type": "string"}, "step_count": {"type": "integer"}}},
+            "tools": [t.model_dump(by_alias=True) for t in family.tool_specs()]}
+
+
+def _metadata(hub: Hub, env: str | None) -> dict[str, Any]:
+    family = hub.manager.family(env or hub.settings.default_env)
+    return {"name": family.name, "description": family.description, "version": "1",
+            "author": "envhub", "readme_content": None, "documentation_url": None}
+
+
+@router.post("/reset")
+async def openenv_reset(hub: HubDep, body: dict[str, Any] = Body(default_factory=dict)) -> dict[str, Any]:
+    return await _http_reset(hub, None, body)
+
+
+@router.post("/envs/{env}/reset")
+async def openenv_env_reset(env: str, hub: HubDep, body: dict[str, Any] = Body(default_factory=dict)) -> dict:
+    return await _http_reset(hub, env, body)
+
+
+@router.post("/step")
+async def openenv_step(hub: HubDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    return await _http_step(hub, None, body)
+
+
+@router.post("/envs/{env}/step")
+async def openenv_env_step(env: str, hub: HubDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    return await _http_step(hub, env, body)
+
+
+@router.get("/state")
+async def openenv_state(hub: HubDep, episode_id: str | None = None) -> dict[str, Any]:
+    if not episode_id:
+        return {"episode_id": None, "step_count": 0}
+    st = hub.manager.state(episode_id)
+    return {"episode_id": st.session_id, "step_count": st.step_count, **st.model_dump(mode="json")}
+
+
+@router.get("/schema")
+async def openenv_schema(hub: HubDep) -> dict[str, Any]:
+    return _schema(hub, None)
+
+
+@router.get("/envs/{env}/schema")
+async def openenv_env_schema(env: str, hub: HubDep) -> dict[str, Any]:
+    return _schema(hub, env)
+
+
+@router.get("/metadata")
+async def openenv_metadata(hub: HubDep) -> dict[str, Any]:
+    return _metadata(hub, None)
+
+
+@router.get("/envs/{env}/metadata")
+async def openenv_env_metadata(env: str, hub: HubDep) -> dict[str, Any]:
+    return _metadata(hub, env)
+

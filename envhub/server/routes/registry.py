@@ -1,0 +1,58 @@
+"""`/v1/envs` and `/v1/tasks`: what exists and how healthy it is; never hidden task files."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Query
+
+from envhub.errors import NotFound
+from envhub.server.deps import HubDep
+from envhub.server.hub import Hub
+from envhub.spec import EnvInfo, EnvList, TaskInfo, TaskList, ValidationSummary
+from envhub.tasks.model import Task
+
+router = APIRouter(prefix="/v1", tags=["registry"])
+
+
+def task_info(hub: Hub, task: Task) -> TaskInfo:
+    record = task.validation_record() or {}
+    summary = {k: v for k, v in record.items() if k in ("validated_at", "checks", "runs", "rejections", "timings")}
+    return TaskInfo(id=task.id, env=task.family, title=task.config.title, prompt=task.prompt,
+                    difficulty=task.config.difficulty, tags=task.config.tags, metadata=task.config.metadata,
+                    validation=ValidationSummary(status=hub.catalog.status(task), **summary))
+
+
+def env_info(hub: Hub, name: str) -> EnvInfo:
+    family = hub.manager.family(name)
+    tasks = hub.catalog.for_family(name)
+    statuses = [hub.catalog.status(t) for t in tasks]
+    return EnvInfo(name=name, description=family.description, task_count=len(tasks),
+                   validated=statuses.count("validated"), rejected=statuses.count("rejected"),
+                   tools=family.tool_specs())
+
+
+@router.get("/envs", response_model=EnvList)
+async def list_envs(hub: HubDep) -> EnvList:
+    return EnvList(envs=[env_info(hub, name) for name in hub.families])
+
+
+@router.get("/envs/{env}", response_model=EnvInfo)
+async def get_env(env: str, hub: HubDep) -> EnvInfo:
+    return env_info(hub, env)
+
+
+@router.get("/tasks", response_model=TaskList)
+async def list_tasks(hub: HubDep, env: str | None = None, tag: str | None = None,
+                     difficulty: str | None = None, status: str | None = Query(default=None, alias="validation"),
+                     q: str | None = Query(default=None, max_length=200), limit: int = Query(default=500, ge=1, le=5000),
+                     offset: int = Query(default=0, ge=0)) -> TaskList:
+    tasks = [t for t in hub.catalog.filter(env=env, tag=tag, difficulty=difficulty, status=status, text=q)
+             if t.family in hub.families]
+    return TaskList(tasks=[task_info(hub, t) for t in tasks[offset:offset + limit]], total=len(tasks))
+
+
+@router.get("/tasks/{task_id:path}", response_model=TaskInfo)
+async def get_task(task_id: str, hub: HubDep) -> TaskInfo:
+    task = hub.catalog.get(task_id)
+    if task.family not in hub.families:
+        raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
+    return task_info(hub, task)

@@ -1,0 +1,40 @@
+"""`/v1/sessions`: reset, step, verify, state, close."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, Response, status
+
+from envhub.server.deps import ManagerDep
+from envhub.spec import ResetRequest, SessionCreated, SessionState, StepRequest, StepResult, VerifyResult
+
+router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
+
+
+@router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionCreated)
+async def create_session(req: ResetRequest, manager: ManagerDep) -> SessionCreated:
+    """Reset: start an episode of `env` on a task; answers 503 + Retry-After at capacity."""
+    return await manager.create(req)
+
+
+@router.post("/{session_id}/step", response_model=StepResult)
+async def step(session_id: str, req: StepRequest, manager: ManagerDep) -> StepResult:
+    """Run one tool call. A bad action is an `agent_error` observation here, not a 4xx."""
+    return await manager.step(session_id, req)
+
+
+@router.post("/{session_id}/verify", response_model=VerifyResult)
+async def verify(session_id: str, manager: ManagerDep) -> VerifyResult:
+    """Freeze the episode and judge its final state (idempotent: a repeat returns the same verdict)."""
+    return await manager.verify(session_id)
+
+
+@router.get("/{session_id}", response_model=SessionState)
+async def get_session(session_id: str, manager: ManagerDep) -> SessionState:
+    return manager.state(session_id)
+
+
+@router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+async def close_session(session_id: str, manager: ManagerDep) -> Response:
+    """Close (idempotent: closing an unknown or closed session is fine)."""
+    await manager.close(session_id)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
