@@ -16,6 +16,7 @@ import contextlib
 import os
 import resource
 import secrets
+import shlex
 import shutil
 import signal
 import time
@@ -214,6 +215,14 @@ class LocalSandbox(Sandbox):
                 self._kill_new(before)  # output flood: stop it, keep what was said
         return ExecResult(exit_code=None if timed_out else exit_code, output=clip.text(), timed_out=timed_out,
                           truncated=clip.truncated, elapsed_s=time.monotonic() - started)
+
+    async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
+                   max_output: int = 64_000) -> ExecResult:
+        """One process through the persistent shell (a subshell, so cwd and variables are untouched)."""
+        cmd = " ".join(shlex.quote(a) for a in argv)
+        if stdin is not None:
+            cmd = f"printf %s {base64.b64encode(stdin).decode()} | base64 -d | {cmd}"
+        return await self.run(f"( {cmd} )", timeout_s=timeout_s, max_output=max_output)
 
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing the shell and
