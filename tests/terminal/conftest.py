@@ -1,0 +1,46 @@
+"""Fixtures for the terminal family's tests: a real in-process hub over the repo's tasks.
+
+The hub gets a private data folder (world-traversable, under /var/tmp, so sandbox uids can reach
+it) that borrows the installed verifier site packages, so these tests never race other suites
+over the shared verifier library copy.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import pytest_asyncio
+
+from envhub.config import REPO_ROOT, Settings, get_settings
+from envhub.server.hub import Hub
+from envhub.verify import runtime
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="envhub-terminal-", dir="/var/tmp"))
+    root.chmod(0o755)
+    shared = get_settings().data_dir
+    runtime.install(shared)  # no-op when the site is installed and current
+    (root / "verifier").mkdir()
+    (root / "verifier").chmod(0o755)
+    os.symlink(runtime.site_dir(shared), runtime.site_dir(root))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def hub_settings(data_dir: Path, tasks_dir: Path | None = None) -> Settings:
+    return Settings(data_dir=data_dir, tasks_dir=tasks_dir or REPO_ROOT / "tasks", families=["terminal"])
+
+
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
+async def hub(data_dir: Path) -> AsyncIterator[Hub]:
+    h = Hub.build(hub_settings(data_dir))
+    await h.start()
+    yield h
+    await h.stop()

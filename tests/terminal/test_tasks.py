@@ -1,0 +1,56 @@
+"""Every terminal task, through the real session manager: the oracle scores 1.0, doing nothing
+scores 0 (judged, failure class `ok`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from envhub.config import REPO_ROOT
+from envhub.server.hub import Hub
+from envhub.spec import ResetRequest, StepRequest
+from envhub.tasks.model import Task
+from environments.terminal.env import TerminalFamily
+
+def _task_dirs() -> list[Task]:
+    root = REPO_ROOT / "tasks"
+    found = [Task.load(p.parent) for p in (root / "terminal").rglob("task.yaml")
+             if not {"state", "tests", "solution"} & set(p.relative_to(root).parts[:-1])]
+    return sorted(found, key=lambda t: t.id)
+
+
+TASKS = _task_dirs()
+IDS = [t.id for t in TASKS] if TASKS else []
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+def test_catalogue_is_large_enough() -> None:
+    assert len(TASKS) >= 30, f"only {len(TASKS)} terminal tasks"
+    assert len(set(IDS)) == len(IDS)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
+async def test_oracle_scores_max(hub: Hub, task: Task) -> None:
+    m = hub.manager
+    created = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    try:
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(created.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(created.session_id)
+        assert v.failure_class == "ok", v.detail
+        assert v.reward == 1.0, [(c.id, c.message) for c in v.checks if not c.passed]
+    finally:
+        await m.close(created.session_id)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
+async def test_noop_scores_zero(hub: Hub, task: Task) -> None:
+    m = hub.manager
+    created = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    try:
+        v = await m.verify(created.session_id)
+        assert v.failure_class == "ok", v.detail
+        assert v.reward == 0.0 and not v.passed, v.checks
+    finally:
+        await m.close(created.session_id)
