@@ -1,0 +1,350 @@
+"""The `envhub` command line (Typer + rich). The library never imports this module."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import random
+import socket
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from envhub.config import Settings, get_settings
+
+app = typer.Typer(help="envhub: environments and verifiers for RL agents.", no_args_is_help=True)
+import_app = typer.Typer(help="Import tasks from other formats.", no_args_is_help=True)
+app.add_typer(import_app, name="import")
+console = Console()
+JsonOpt = Annotated[bool, typer.Option("--json", help="Machine-readable output.")]
+
+
+def _print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
+
+
+@app.command()
+def setup() -> None:
+    """Install the verifier runtime (needs the package index once)."""
+    from envhub.verify import runtime
+
+    settings = get_settings()
+    runtime.install(settings.data_dir, quiet=False)
+    console.print(f"verifier runtime ready in {runtime.site_dir(settings.data_dir)}")
+
+
+@app.command()
+def serve(host: str = typer.Option(None, help="Bind address."), port: int = typer.Option(None),
+          env: Annotated[list[str], typer.Option("--env", help="Serve only these families.")] = None,  # type: ignore
+          log_level: str = "info") -> None:
+    """Serve every registered environment (or --env ones) over HTTP."""
+    import uvicorn
+
+    from envhub.server.app import create_app
+
+    settings = get_settings()
+    updates: dict[str, Any] = {}
+    if host:
+        updates["host"] = host
+    if port:
+        updates["port"] = port
+    if env:
+        updates["families"] = env
+    settings = settings.model_copy(update=updates)
+    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level,
+                ws_max_size=settings.max_body_bytes)
+
+
+def _hub(settings: Settings | None = None):
+    from envhub.server.hub import Hub
+
+    return Hub.build(settings or get_settings())
+
+
+@app.command("list")
+def list_tasks(env: str = typer.Option(None, help="Only this family."), as_json: JsonOpt = False) -> None:
+    """List tasks with their validation status."""
+    from envhub.tasks.catalog import Catalog
+
+    catalog = Catalog(get_settings().tasks_dir)
+    tasks = catalog.filter(env=env)
+    rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
+             "validation": catalog.status(t), "group": _group(t)} for t in tasks]
+    if as_json:
+        _print_json(rows)
+        return
+    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""))
+    for col in ("id", "group", "difficulty", "validation", "title"):
+        table.add_column(col)
+    for r in rows:
+        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
+    console.print(table)
+    for path, err in catalog.errors.items():
+        console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _group(task: Any) -> str:
+    md = task.config.metadata
+    return str(md.get("domain") or md.get("language") or md.get("industry") or "")
+
+
+def _status_style(status: str) -> str:
+    color = {"validated": "green", "rejected": "red", "stale": "yellow"}.get(status, "dim")
+    return f"[{color}]{status}[/{color}]"
+
+
+@app.command()
+def show(task_id: str, as_json: JsonOpt = False) -> None:
+    """Show one task: prompt, tools, metadata, validation record."""
+    from envhub import families
+    from envhub.tasks.catalog import Catalog
+
+    catalog = Catalog(get_settings().tasks_dir)
+    task = catalog.get(task_id)
+    record = task.validation_record() or {}
+    tools = [t.name for t in families.load([task.family])[task.family].tool_specs()]
+    info = {"id": task.id, "env": task.family, "title": task.config.title, "difficulty": task.config.difficulty,
+            "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
+            "tools": tools, "validation": {"status": catalog.status(task), **{k: v for k, v in record.items()
+                                                                                if k != "key"}},
+            "prompt": task.prompt}
+    if as_json:
+        _print_json(info)
+        return
+    table = Table(show_header=False, title=task.id)
+    for key in ("env", "title", "difficulty", "tags", "metadata", "limits", "tools"):
+        table.add_row(key, json.dumps(info[key], ensure_ascii=False) if not isinstance(info[key], str) else info[key])
+    table.add_row("validation", _status_style(info["validation"]["status"]) + " " +
+                  ", ".join(f"{k}={v}" for k, v in record.items() if k in ("validated_at", "runs", "seconds")))
+    for rej in record.get("rejections", []):
+        table.add_row("", f"[red]{rej}[/red]")
+    console.print(table)
+    console.print(info["prompt"], markup=False)
+
+
+@contextlib.contextmanager
+def _local_server(settings: Settings) -> Iterator[str]:
+    """An in-process server on a free port, for commands that drive the HTTP API."""
+    import uvicorn
+
+    from envhub.server.app import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline or not thread.is_alive():
+            raise typer.Exit(2)
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+
+
+@app.command()
+def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | replay"),
+        replay_file: Path = typer.Option(None, "--file", help="JSON list of tool calls, for --agent replay."),
+        url: str = typer.Option(None, help="Server URL; default: start one in-process."),
+        as_json: JsonOpt = False) -> None:
+    """Drive one episode through the HTTP API and print the verify result."""
+    from envhub import families
+    from envhub.client import EnvClient
+    from envhub.spec import ToolCall
+    from envhub.tasks.catalog import Catalog
+
+    settings = get_settings()
+    task = Catalog(settings.tasks_dir).get(task_id)
+    if agent == "oracle":
+        actions = families.load([task.family])[task.family].oracle_actions(task)
+    elif agent == "noop":
+        actions = []
+    elif agent == "replay":
+        if replay_file is None:
+            raise typer.BadParameter("--agent replay needs --file")
+        actions = [ToolCall.model_validate(a) for a in json.loads(replay_file.read_text())]
+    else:
+        raise typer.BadParameter("agent is one of oracle, noop, replay")
+    with contextlib.ExitStack() as stack:
+        base = url or stack.enter_context(_local_server(settings))
+        with EnvClient(base) as client, client.session(task.family, task_id=task.id) as session:
+            steps = [session.step(a) for a in actions]
+            result = session.verify()
+    if as_json:
+        _print_json({"task_id": task.id, "agent": agent, "steps": len(steps), **result.model_dump(mode="json")})
+    else:
+        table = Table(title=f"{task.id} — {agent} agent, {len(steps)} steps")
+        for col in ("check", "kind", "passed", "message"):
+            table.add_column(col)
+        for c in result.checks:
+            table.add_row(c.id, c.kind, "[green]yes[/green]" if c.passed else "[red]no[/red]", c.message[:120])
+        console.print(table)
+        console.print(f"reward [bold]{result.reward:g}[/bold]  passed={result.passed}  "
+                      f"failure_class={result.failure_class.value}  trainable={result.trainable}"
+                      + (f"\n{result.detail}" if result.detail else ""))
+    if not result.trainable:
+        raise typer.Exit(3)
+
+
+@app.command()
+def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to validate (default: all).")] = None,  # type: ignore
+             env: str = typer.Option(None, help="Only this family."),
+             runs: int = typer.Option(3, help="Oracle runs per task."),
+             sample: int = typer.Option(0, help="Validate a random sample of this many tasks."),
+             seed: int = typer.Option(0, help="Seed for --sample."),
+             check_records: bool = typer.Option(False, "--check-records",
+                                                help="Only check that every record is present, fresh and validated."),
+             write: bool = typer.Option(True, help="Write validation.json records."),
+             as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
+    """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
+    from envhub.tasks.catalog import Catalog
+
+    settings = get_settings()
+    catalog = Catalog(settings.tasks_dir)
+    tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
+    if check_records:
+        _check_records(catalog, tasks, as_json)
+        return
+    if sample:
+        tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
+    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json))
+    broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
+              if not env or f"/{env}/" in str(p)]
+    data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
+            "validated": sum(r.status == "validated" for r in reports),
+            "rejected": sum(r.status == "rejected" for r in reports) + len(broken)}
+    if report:
+        report.write_text(json.dumps(data, indent=2))
+    if as_json:
+        _print_json(data)
+    else:
+        table = Table(title=f"validation: {data['validated']} validated, {data['rejected']} rejected")
+        for col in ("task", "static", "oracle", "null", "determinism", "mutants", "exploits", "family", "s", "status"):
+            table.add_column(col)
+        for r in reports:
+            table.add_row(r.task_id, r.summary("static"), r.summary("oracle"), r.summary("null"),
+                          r.summary("determinism"), r.summary("mutant"), r.summary("exploit"), r.summary("family"),
+                          f"{r.seconds:.1f}", _status_style(r.status))
+        console.print(table)
+        for r in reports:
+            for f in r.findings:
+                if not f.ok:
+                    console.print(f"[red]{r.task_id}[/red] {f.check}: {f.detail}", markup=True)
+        for b in broken:
+            console.print(f"[red]broken[/red] {b['task_folder']}: {b['detail']}")
+    if data["rejected"]:
+        raise typer.Exit(1)
+
+
+def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
+    rows = [{"id": t.id, "status": catalog.status(t)} for t in tasks]
+    bad = [r for r in rows if r["status"] != "validated"]
+    if as_json:
+        _print_json({"checked": len(rows), "not_validated": bad})
+    else:
+        console.print(f"{len(rows)} records checked, {len(bad)} not validated and fresh")
+        for r in bad:
+            console.print(f"  [red]{r['id']}[/red]: {r['status']}")
+    if bad or catalog.errors:
+        raise typer.Exit(1)
+
+
+async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool) -> list:
+    from envhub.validate.core import Validator
+
+    needed = sorted({t.family for t in tasks})
+    hub = _hub(settings.model_copy(update={"families": needed}))
+    await hub.start()
+    validator = Validator(hub, runs=runs, write=write)
+    reports = []
+    try:
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), disable=quiet) as progress:
+            bar = progress.add_task("validating", total=len(tasks))
+            for task in tasks:
+                progress.update(bar, description=task.id)
+                reports.append(await validator.validate(task))
+                progress.advance(bar)
+    finally:
+        validator.close()
+        await hub.stop()
+    return reports
+
+
+@app.command()
+def conformance(url: str, env: str = typer.Option("echo", help="Environment to run episodes on."),
+                task: str = typer.Option(None, help="Task id (default: the environment picks)."),
+                action: str = typer.Option(None, help="JSON tool call for the step checks."),
+                as_json: JsonOpt = False) -> None:
+    """Black-box protocol conformance against a running server; exits non-zero on any failure."""
+    from envhub.conformance import ConformanceSuite
+
+    suite = ConformanceSuite(url, env=env, task_id=task, action=json.loads(action) if action else None)
+    outcomes = suite.run()
+    failed = [o for o in outcomes if not o.ok]
+    if as_json:
+        _print_json({"passed": len(outcomes) - len(failed), "failed": len(failed),
+                     "checks": [o.__dict__ for o in outcomes]})
+    else:
+        table = Table(title=f"conformance of {url}")
+        table.add_column("check")
+        table.add_column("result")
+        table.add_column("detail")
+        for o in outcomes:
+            table.add_row(o.name, "[green]pass[/green]" if o.ok else "[red]FAIL[/red]", o.detail)
+        console.print(table)
+        print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")  # noqa: T201 - the plain closing line
+    if failed:
+        raise typer.Exit(1)
+
+
+@import_app.command("harbor")
+def import_harbor(src: Path, dest: Path = typer.Option(None, help="Tasks root (default: the hub's).")) -> None:
+    """Turn a Harbor / Terminal-Bench task folder into an envhub terminal task."""
+    from envhub.tasks.harbor import import_harbor as do_import
+
+    out = do_import(src, dest or get_settings().tasks_dir)
+    console.print(f"imported {src} → {out}")
+
+
+@app.command()
+def synth(family: str, seed: int = typer.Option(0), count: int = typer.Option(200),
+          out: Path = typer.Option(None, help="Output folder (default: tasks/<family>).")) -> None:
+    """Generate tasks by execution (db) or from packaged data (office), deterministically per seed."""
+    dest = out or get_settings().tasks_dir / family
+    if family == "db":
+        from environments.db.synth import synthesize
+
+        synthesize(dest, seed=seed, count=count)
+    elif family == "office":
+        from environments.office.generate import generate
+
+        generate(dest, seed=seed)
+    else:
+        raise typer.BadParameter("synth knows the families db and office")
+    console.print(f"wrote tasks to {dest}")
+
+
+def _mount_optional() -> None:
+    """Family CLIs (toolchains, synthesis) mount themselves when their family is installed."""
+    with contextlib.suppress(ImportError):
+        from environments.swe.cli import app as toolchains_app
+
+        app.add_typer(toolchains_app, name="toolchains", help="Language toolchains for the SWE family.")
+
+
+_mount_optional()

@@ -1,0 +1,184 @@
+"""A black-box protocol conformance suite: real episodes against any envhub server.
+
+Every check talks to the server over the network only (HTTP, WebSocket, and OpenEnv's routes),
+so it can judge a server in another process, container or machine.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from websockets.sync.client import connect
+
+PROBLEM = "application/problem+json"
+
+
+@dataclass
+class CheckOutcome:
+    name: str
+    ok: bool
+    detail: str = ""
+
+
+class ConformanceSuite:
+    def __init__(self, base_url: str, *, env: str = "echo", task_id: str | None = None,
+                 action: dict[str, Any] | None = None, timeout: float = 120) -> None:
+        self.base = base_url.rstrip("/")
+        self.http = httpx.Client(base_url=self.base, timeout=timeout)
+        self.env = env
+        self.task_id = task_id
+        self.action = action or {"tool": "echo", "arguments": {"message": "done"}}
+        self.ws_base = "ws" + self.base[len("http"):]
+
+    def checks(self) -> list[tuple[str, Callable[[], None]]]:
+        return [(name.removeprefix("check_").replace("_", " "), getattr(self, name))
+                for name in dir(self) if name.startswith("check_")]
+
+    def run(self) -> list[CheckOutcome]:
+        out = []
+        for name, fn in self.checks():
+            try:
+                fn()
+                out.append(CheckOutcome(name, True))
+            except AssertionError as e:
+                out.append(CheckOutcome(name, False, str(e)[:500]))
+            except Exception as e:  # noqa: BLE001 - any crash is a failed check
+                out.append(CheckOutcome(name, False, f"{type(e).__name__}: {e}"[:500]))
+        self.http.close()
+        return out
+
+    # -- helpers -----------------------------------------------------------------------------------
+    def _reset(self) -> dict[str, Any]:
+        body = {"env": self.env, **({"task_id": self.task_id} if self.task_id else {})}
+        r = self.http.post("/v1/sessions", json=body)
+        assert r.status_code == 201, f"reset answered {r.status_code}: {r.text[:300]}"
+        return r.json()
+
+    def _problem(self, r: httpx.Response, status: int) -> dict[str, Any]:
+        assert r.status_code == status, f"expected {status}, got {r.status_code}: {r.text[:300]}"
+        assert r.headers.get("content-type", "").startswith(PROBLEM), f"content-type {r.headers.get('content-type')}"
+        body = r.json()
+        for key in ("type", "title", "status", "detail", "code"):
+            assert key in body, f"problem body lacks {key!r}: {body}"
+        return body
+
+    # -- checks ------------------------------------------------------------------------------------
+    def check_health_and_capacity(self) -> None:
+        assert self.http.get("/health").json().get("status") == "healthy"
+        cap = self.http.get("/capacity").json()
+        assert cap["free"] == cap["max_sessions"] - cap["active_sessions"], cap
+        assert "envhub_sessions_refused_total" in self.http.get("/metrics").text, "no Prometheus metrics"
+        assert self.http.get("/openapi.json").json()["paths"].get("/v1/sessions"), "openapi lacks /v1/sessions"
+
+    def check_registry(self) -> None:
+        envs = self.http.get("/v1/envs").json()["envs"]
+        assert any(e["name"] == self.env for e in envs), f"{self.env} not listed"
+        tasks = self.http.get("/v1/tasks", params={"env": self.env}).json()["tasks"]
+        for t in tasks:
+            assert t["env"] == self.env and "validation" in t
+            hidden = set(t) - {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation"}
+            assert not hidden, f"task info exposes {hidden}"
+        self._problem(self.http.get("/v1/tasks/no/such-task"), 404)
+
+    def check_episode_rest(self) -> None:
+        created = self._reset()
+        sid = created["session_id"]
+        assert created["tools"] and all("inputSchema" in t for t in created["tools"]), "tools not in MCP shape"
+        step = self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action}).json()
+        for key in ("observation", "reward", "done", "truncated", "failure", "trainable", "retryable"):
+            assert key in step, f"step answer lacks {key}"
+        state = self.http.get(f"/v1/sessions/{sid}").json()
+        assert state["step_count"] == 1, state
+        verdict = self.http.post(f"/v1/sessions/{sid}/verify").json()
+        assert verdict["failure_class"] in ("ok", "agent_error", "agent_timeout"), verdict
+        assert verdict["trainable"] is True and 0 <= verdict["reward"] <= 1
+        again = self.http.post(f"/v1/sessions/{sid}/verify").json()
+        assert again["reward"] == verdict["reward"], "verify is not idempotent"
+        assert self.http.delete(f"/v1/sessions/{sid}").status_code == 204
+        assert self.http.delete(f"/v1/sessions/{sid}").status_code == 204, "close is not idempotent"
+        self._problem(self.http.get(f"/v1/sessions/{sid}"), 404)
+
+    def check_idempotent_step(self) -> None:
+        sid = self._reset()["session_id"]
+        key = uuid.uuid4().hex
+        a = self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action, "idempotency_key": key}).json()
+        b = self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action, "idempotency_key": key}).json()
+        assert a == b, "a repeated idempotency key acted twice"
+        assert self.http.get(f"/v1/sessions/{sid}").json()["step_count"] == 1
+        self.http.delete(f"/v1/sessions/{sid}")
+
+    def check_bad_action_is_agent_error(self) -> None:
+        sid = self._reset()["session_id"]
+        r = self.http.post(f"/v1/sessions/{sid}/step", json={"action": {"tool": "no_such_tool", "arguments": {}}})
+        assert r.status_code == 200, f"bad action answered {r.status_code}"
+        body = r.json()
+        assert body["failure"] == "agent_error" and body["observation"]["is_error"] and body["trainable"], body
+        self.http.delete(f"/v1/sessions/{sid}")
+
+    def check_malformed_requests(self) -> None:
+        self._problem(self.http.post("/v1/sessions", content=b"{not json", headers={"content-type": "application/json"}),
+                      400)
+        self._problem(self.http.post("/v1/sessions/nope/step", json={"action": self.action}), 404)
+        self._problem(self.http.post("/v1/sessions", json={"env": "no-such-env"}), 404)
+        self._problem(self.http.post("/v1/sessions", json={"env": self.env, "task_id": "no/such-task"}), 404)
+        self._problem(self.http.post("/v1/sessions", json={"env": self.env, "seed": "x"}), 422)
+        big = b'{"env": "' + b"x" * (8 * 1024 * 1024) + b'"}'
+        self._problem(self.http.post("/v1/sessions", content=big, headers={"content-type": "application/json"}), 413)
+
+    def check_websocket_episode(self) -> None:
+        with connect(f"{self.ws_base}/v1/sessions/ws", max_size=None) as ws:
+            body = {"env": self.env, **({"task_id": self.task_id} if self.task_id else {})}
+            ws.send(json.dumps({"op": "reset", "id": 1, "data": body}))
+            a = json.loads(ws.recv())
+            assert a["ok"] and a["id"] == 1, a
+            ws.send(json.dumps({"op": "step", "id": 2, "data": {"action": self.action}}))
+            b = json.loads(ws.recv())
+            assert b["ok"] and "observation" in b["data"], b
+            ws.send(json.dumps({"op": "verify", "id": 3}))
+            c = json.loads(ws.recv())
+            assert c["ok"] and "reward" in c["data"], c
+            ws.send("{broken")
+            d = json.loads(ws.recv())
+            assert d["ok"] is False and d["error"]["status"] == 400, d
+            ws.send(json.dumps({"op": "close", "id": 4}))
+            assert json.loads(ws.recv())["ok"]
+
+    def check_openenv_ws(self) -> None:
+        with connect(f"{self.ws_base}/envs/{self.env}/ws", max_size=None) as ws:
+            ws.send(json.dumps({"type": "reset", "data": {"task_id": self.task_id} if self.task_id else {}}))
+            a = json.loads(ws.recv())
+            assert a["type"] == "observation" and a["data"]["done"] is False, a
+            ws.send(json.dumps({"type": "step", "data": self.action}))
+            b = json.loads(ws.recv())
+            assert b["type"] == "observation" and "reward" in b["data"], b
+            ws.send(json.dumps({"type": "state"}))
+            c = json.loads(ws.recv())
+            assert c["type"] == "state" and c["data"]["step_count"] == 1, c
+            ws.send(json.dumps({"type": "step", "data": {"tool": "submit"}}))
+            d = json.loads(ws.recv())
+            assert d["data"]["done"] is True and d["data"]["reward"] is not None, d
+            ws.send(json.dumps({"type": "bogus"}))
+            assert json.loads(ws.recv())["data"]["code"] == "UNKNOWN_TYPE"
+            ws.send(json.dumps({"type": "close"}))
+
+    def check_openenv_http(self) -> None:
+        prefix = f"/envs/{self.env}"
+        assert self.http.get("/health").json()["status"] == "healthy"
+        schema = self.http.get(f"{prefix}/schema").json()
+        assert {"action", "observation", "state"} <= set(schema), schema.keys()
+        assert self.http.get(f"{prefix}/metadata").json()["name"] == self.env
+        extra = {"task_id": self.task_id} if self.task_id else {}
+        reset = self.http.post(f"{prefix}/reset", json=extra).json()
+        assert reset["done"] is False and "observation" in reset, reset
+        step = self.http.post(f"{prefix}/step", json={"action": self.action, "episode_id": reset["episode_id"]}).json()
+        assert "observation" in step and step["done"] is False, step
+        done = self.http.post(f"{prefix}/step", json={"action": {"tool": "submit"},
+                                                      "episode_id": reset["episode_id"]}).json()
+        assert done["done"] is True, done
+        stateless = self.http.post(f"{prefix}/step", json={"action": self.action, **extra}).json()
+        assert "observation" in stateless, stateless
