@@ -73,3 +73,30 @@ def run(cmd: str | list[str], *, cwd: Path | None = None, timeout: float = 30,
              "LC_ALL": "C.UTF-8", "TZ": "UTC", **(env or {})}
     return subprocess.run(cmd, shell=isinstance(cmd, str), cwd=cwd or scratch_copy(), timeout=timeout,
                           input=input, capture_output=True, text=True, env=clean, errors="replace")
+
+
+_shared_copy: Path | None = None
+
+
+def shared_copy() -> Path:
+    """One writable scratch copy of the final state per verifier run, for read-mostly tools
+    (git, sqlite3) that need to write lock or index files. Checks must not change it."""
+    global _shared_copy
+    if _shared_copy is None:
+        _shared_copy = scratch_copy()
+    return _shared_copy
+
+
+def git(repo: str, *args: str, check: bool = True) -> str:
+    """`git <args>` in the final-state repository `repo` (a scratch copy), its stdout stripped.
+
+    Runs with no user or system config and any directory owner accepted, so the agent's
+    `.gitconfig` cannot change what the verifier sees (aliases, hooks paths, pagers).
+    """
+    assert path(repo).joinpath(".git").exists(), f"{repo} is not a git repository"
+    res = run(["git", "-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-C", repo, *args],
+              cwd=shared_copy(), env={"GIT_CONFIG_GLOBAL": "/dev/null", "GIT_CONFIG_NOSYSTEM": "1",
+                                      "GIT_PAGER": "cat", "GIT_TERMINAL_PROMPT": "0"})
+    if check:
+        assert res.returncode == 0, f"git {' '.join(args)} failed: {res.stderr.strip()[-500:]}"
+    return res.stdout.strip()

@@ -1,0 +1,3 @@
+cd /workspace
+mkdir -p backup
+tar --exclude='*.tmp' -czf backup/site.tar.gz site
