@@ -1,0 +1,68 @@
+"""The SWE family: fix a real bug in a small repository in one of 18 languages.
+
+A task is `tasks/swe/<language>/<name>/` (see `environments/swe/repo.py` and the task format in
+`verifiers/swe.py`): the repository as a git bundle at its base commit, the issue text, a hidden
+gold patch, a hidden test patch with its FAIL_TO_PASS / PASS_TO_PASS ids, and the toolchain,
+build, test command and report format in `task.yaml`'s metadata. Grading runs the repository's
+own tests and parses the runner's structured report (`verifiers.swe`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envhub.env import EnvContext, Family, Mutator, ValidationFinding
+from envhub.errors import TaskInvalid
+from envhub.spec import ToolCall, ToolSpec
+from envhub.tasks.model import Task
+from environments.swe.env import TOOLS, SweEnvironment
+
+if TYPE_CHECKING:
+    from envhub.config import Settings
+
+GOLD_PATCH = "gold.patch"
+
+
+def gold_patch(task: Task) -> str:
+    path = task.solution_dir / GOLD_PATCH
+    if not path.is_file():
+        raise TaskInvalid(f"{task.id}: {path} is missing")
+    return path.read_text(encoding="utf-8")
+
+
+def _unfix(task: Task, state: Path) -> bool:
+    """Mutator: reverse the gold patch in the final state (the bug comes back)."""
+    from verifiers.swe import PatchError, apply_patch
+
+    try:
+        apply_patch(state, gold_patch(task), reverse=True)
+    except PatchError:
+        return False
+    return True
+
+
+class SweFamily(Family):
+    name = "swe"
+    description = ("Fix a real bug in a small repository (18 languages) with editor, shell and test tools; "
+                   "graded by the repository's own tests, fail before and pass after.")
+
+    def make(self, ctx: EnvContext) -> SweEnvironment:
+        return SweEnvironment(ctx)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return TOOLS
+
+    def oracle_actions(self, task: Task) -> list[ToolCall]:
+        return [ToolCall(tool="apply_patch", arguments={"patch": gold_patch(task)})]
+
+    def mutators(self) -> dict[str, Mutator]:
+        return {"swe-unfix": _unfix}
+
+    async def validate_task(self, task: Task, settings: Settings) -> list[ValidationFinding]:
+        from environments.swe.validate import validate_task
+
+        return await validate_task(task, settings)
+
+
+__all__ = ["SweEnvironment", "SweFamily"]

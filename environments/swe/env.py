@@ -1,0 +1,267 @@
+"""The SWE environment: a repository checkout in a sandbox, editor and shell tools, the tests.
+
+Tools: `view_file`, `search`, `create_file`, `str_replace` (the old text must occur exactly
+once), `apply_patch` (`git apply`), `bash` (the persistent shell) and `run_tests` (the task's
+build and test command, with the runner's report summarised). The workspace is a checkout of
+the base commit without the test patch; `tests/` and `solution/` never enter the sandbox.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import shlex
+from pathlib import Path
+from typing import Any
+
+from envhub.env import EnvContext, Environment
+from envhub.errors import AgentError, EnvError
+from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
+from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.tasks.model import Task
+from environments.swe import repo as swe_repo
+from verifiers.swe import FIXED_ENV, SweConfig
+from verifiers.swe_reports import PASSED, ReportError, parse
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_VIEW_LINES = 2000
+
+
+def _schema(required: list[str], **props: dict) -> dict:
+    return {"type": "object", "additionalProperties": False, "required": required, "properties": props}
+
+
+_STR = {"type": "string"}
+TOOLS = [
+    ToolSpec(name="view_file", description=(
+        "Show a file of the repository with line numbers, optionally only lines start_line..end_line "
+        f"(1-based, inclusive; at most {MAX_VIEW_LINES} lines at once). A folder is listed instead."),
+        input_schema=_schema(["path"], path={"type": "string", "minLength": 1},
+                             start_line={"type": "integer", "minimum": 1}, end_line={"type": "integer", "minimum": 1})),
+    ToolSpec(name="search", description=(
+        "Search file contents for a regular expression (grep -rnE) under path (default: the repository "
+        "root); prints file:line:text, at most 200 matches."),
+        input_schema=_schema(["pattern"], pattern={"type": "string", "minLength": 1}, path=_STR)),
+    ToolSpec(name="create_file", description="Create or overwrite a file with the given content.",
+             input_schema=_schema(["path", "content"], path={"type": "string", "minLength": 1},
+                                  content={"type": "string", "maxLength": MAX_FILE_BYTES})),
+    ToolSpec(name="str_replace", description=(
+        "Replace the text `old` with `new` in a file; `old` must occur exactly once (add surrounding "
+        "lines to make it unique)."),
+        input_schema=_schema(["path", "old", "new"], path={"type": "string", "minLength": 1},
+                             old={"type": "string", "minLength": 1}, new=_STR)),
+    ToolSpec(name="apply_patch", description="Apply a unified diff (as from `git diff`) at the repository root.",
+             input_schema=_schema(["patch"], patch={"type": "string", "minLength": 1, "maxLength": MAX_FILE_BYTES})),
+    ToolSpec(name="bash", description=(
+        "Run a bash command in the repository's persistent shell (cwd and exported variables persist). "
+        "No network."),
+        input_schema=_schema(["command"], command={"type": "string", "minLength": 1, "maxLength": 100_000},
+                             timeout_s={"type": "number", "exclusiveMinimum": 0})),
+    ToolSpec(name="run_tests", description=(
+        "Build the project and run its test suite the way it is graded; shows the output and which "
+        "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it."),
+        input_schema=_schema([], args=_STR)),
+]
+
+
+def _arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
+    if name not in args:
+        if required:
+            raise AgentError(f"missing argument {name!r}")
+        return None
+    value = args[name]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or isinstance(value, bool):
+        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
+    return value
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+class SweEnvironment(Environment):
+    def __init__(self, ctx: EnvContext) -> None:
+        self.ctx = ctx
+        self.sandbox: Sandbox | None = None
+        self.task: Task | None = None
+        self.cfg: SweConfig | None = None
+
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
+
+    async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
+        self.task = task
+        self.cfg = swe_repo.config(task)
+        template = await asyncio.to_thread(swe_repo.checkout, task, self.ctx.settings.data_dir)
+        limits = task.config.limits
+        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(
+            template=template,
+            limits=SandboxLimits(memory_mb=limits.memory_mb, processes=limits.processes,
+                                 cpu_s=int(limits.episode_timeout_s), file_mb=512)))
+        lang = self.cfg.language
+        return Observation(
+            text=(f"{task.prompt}\n\nThe {lang} repository is checked out in {WORKSPACE} (a git repository). "
+                  "Fix the issue in the source code; `run_tests` runs the project's test suite."),
+            data={"workspace": WORKSPACE, "language": lang})
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None or self.task is None:
+            raise EnvError("environment was not reset")
+        return self.sandbox
+
+    @property
+    def _step_limit(self) -> float:
+        assert self.task is not None
+        return self.task.config.limits.step_timeout_s
+
+    async def _run(self, command: str, *, timeout: float | None = None, max_output: int | None = None):
+        # Every helper command runs in a subshell: its `exit` must not end the persistent shell.
+        return await self._sandbox().run(f"( {command}\n)", timeout_s=timeout or self._step_limit,
+                                         max_output=max_output or self.ctx.settings.max_output_bytes)
+
+    async def step(self, call: ToolCall) -> Observation:
+        self._sandbox()
+        args = call.arguments
+        handlers = {"view_file": self._view, "search": self._search, "create_file": self._create,
+                    "str_replace": self._replace, "apply_patch": self._apply_patch, "bash": self._bash,
+                    "run_tests": self._run_tests}
+        handler = handlers.get(call.tool)
+        if handler is None:
+            raise AgentError(f"unknown tool {call.tool!r}; tools are: {', '.join(handlers)}")
+        allowed = set(next(t for t in TOOLS if t.name == call.tool).input_schema["properties"])
+        extra = set(args) - allowed
+        if extra:
+            raise AgentError(f"{call.tool} takes no argument(s) {', '.join(sorted(extra))}")
+        return await handler(args)
+
+    # -- tools ---------------------------------------------------------------------------------
+    async def _read(self, path: str) -> str:
+        q = shlex.quote(path)
+        res = await self._run(f"test -f {q} || {{ echo \"no such file: {path}\" >&2; exit 2; }}; "
+                              f"head -c {MAX_FILE_BYTES + 1} -- {q} | base64 -w0", max_output=2 * MAX_FILE_BYTES)
+        if res.exit_code != 0:
+            raise AgentError(res.output.strip()[-300:] or f"cannot read {path}")
+        data = base64.b64decode(res.output)
+        if len(data) > MAX_FILE_BYTES:
+            raise AgentError(f"{path} is over 1 MiB; use bash to inspect it")
+        return data.decode("utf-8", errors="replace")
+
+    async def _write(self, path: str, content: str) -> None:
+        if len(content.encode()) > MAX_FILE_BYTES:
+            raise AgentError("content is over 1 MiB")
+        q = shlex.quote(path)
+        res = await self._run(f"mkdir -p -- \"$(dirname -- {q})\" && printf %s {_b64(content)} | base64 -d > {q}")
+        if res.exit_code != 0:
+            raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
+
+    async def _view(self, args: dict[str, Any]) -> Observation:
+        path = _arg(args, "path", str)
+        start = _arg(args, "start_line", int, required=False) or 1
+        end = _arg(args, "end_line", int, required=False)
+        q = shlex.quote(path)
+        res = await self._run(f"if [ -d {q} ]; then echo DIR; find {q} -maxdepth 2 -not -path '*/.git*' | sort "
+                              f"| head -500; elif [ -f {q} ]; then echo FILE; else echo \"no such file: {path}\"; exit 2; fi")
+        if res.exit_code != 0:
+            raise AgentError(res.output.strip()[-300:])
+        if res.output.startswith("DIR"):
+            return Observation(text=res.output[4:].strip(), data={"path": path, "kind": "dir"})
+        text = await self._read(path)
+        lines = text.splitlines()
+        last = min(len(lines), end if end is not None else start + MAX_VIEW_LINES - 1, start + MAX_VIEW_LINES - 1)
+        if start > max(1, len(lines)):
+            raise AgentError(f"{path} has {len(lines)} lines; start_line {start} is past the end")
+        body = "\n".join(f"{n:6}\t{lines[n - 1]}" for n in range(start, last + 1))
+        more = f"\n[... {len(lines) - last} more lines]" if last < len(lines) else ""
+        return Observation(text=body + more, data={"path": path, "lines": len(lines), "shown": [start, last]})
+
+    async def _search(self, args: dict[str, Any]) -> Observation:
+        pattern = _arg(args, "pattern", str)
+        path = _arg(args, "path", str, required=False) or "."
+        res = await self._run(f"grep -rnIE --exclude-dir=.git -e {shlex.quote(pattern)} -- {shlex.quote(path)} "
+                              "| head -n 200")
+        text = res.output.strip() or "no matches"
+        return Observation(text=text, data={"matches": 0 if text == "no matches" else text.count("\n") + 1})
+
+    async def _create(self, args: dict[str, Any]) -> Observation:
+        path, content = _arg(args, "path", str), _arg(args, "content", str)
+        await self._write(path, content)
+        return Observation(text=f"wrote {len(content.encode())} bytes to {path}", data={"path": path})
+
+    async def _replace(self, args: dict[str, Any]) -> Observation:
+        path, old, new = _arg(args, "path", str), _arg(args, "old", str), _arg(args, "new", str)
+        text = await self._read(path)
+        count = text.count(old)
+        if count != 1:
+            raise AgentError(f"`old` occurs {count} times in {path}; it must occur exactly once")
+        updated = text.replace(old, new, 1)
+        await self._write(path, updated)
+        line = text[: text.index(old)].count("\n") + 1
+        return Observation(text=f"replaced 1 occurrence in {path} at line {line}", data={"path": path, "line": line})
+
+    async def _apply_patch(self, args: dict[str, Any]) -> Observation:
+        patch = _arg(args, "patch", str)
+        if not patch.endswith("\n"):
+            patch += "\n"
+        res = await self._run(f"printf %s {_b64(patch)} | base64 -d > /tmp/.envhub.patch && "
+                              "git apply --whitespace=nowarn --verbose /tmp/.envhub.patch; s=$?; "
+                              "rm -f /tmp/.envhub.patch; exit $s")
+        if res.exit_code != 0:
+            raise AgentError(f"the patch does not apply:\n{res.output.strip()[-2000:]}")
+        return Observation(text=res.output.strip() or "patch applied", data={"applied": True})
+
+    async def _bash(self, args: dict[str, Any]) -> Observation:
+        command = _arg(args, "command", str)
+        timeout = min(_arg(args, "timeout_s", float, required=False) or self._step_limit, self._step_limit)
+        res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
+        if res.timed_out:
+            text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
+        else:
+            text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
+        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0,
+                           data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated})
+
+    async def _run_tests(self, args: dict[str, Any]) -> Observation:
+        assert self.cfg is not None and self.task is not None
+        cfg = self.cfg
+        test_args = _arg(args, "args", str, required=False) or ""
+        fixed = {k: v for k, v in FIXED_ENV.items() if k != "PATH"} | {"TEST_ARGS": test_args}
+        # The task's own variables may name $HOME or $TMPDIR: double quotes let the shell expand them.
+        exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in fixed.items()) + " " + " ".join(
+            f'{k}="{v}"' for k, v in cfg.env.items())
+        steps = ([cfg.build] if cfg.build else []) + [cfg.test_command]
+        body = " && ".join(f"( {s} )" for s in steps)
+        timeout = max(self._step_limit, self.task.config.limits.verify_timeout_s)
+        script = (f"( export HOME=/tmp/.envhub-home TMPDIR=/tmp; export {exports}; mkdir -p /tmp/.envhub-home; "
+                  f"export REPORT_DIR=$(mktemp -d /tmp/report.XXXXXX); {body}; s=$?; "
+                  f"f=\"$REPORT_DIR\"/{shlex.quote(cfg.report_file)}; "
+                  f"if [ -f \"$f\" ]; then printf '\\n@@ENVHUB-REPORT@@'; head -c 8000000 \"$f\" | base64 -w0; fi; "
+                  f"rm -rf \"$REPORT_DIR\"; exit $s )")
+        res = await self._run(script, timeout=timeout, max_output=16_000_000)
+        output, _, report_b64 = res.output.partition("@@ENVHUB-REPORT@@")
+        summary, data = "no test report was written", {"exit_code": res.exit_code, "timed_out": res.timed_out}
+        if report_b64.strip():
+            try:
+                statuses = parse(cfg.report_format, base64.b64decode(report_b64.strip()).decode("utf-8", "replace"))
+                bad = sorted(t for t, s in statuses.items() if s != PASSED)
+                summary = (f"{len(statuses) - len(bad)} passed, {len(bad)} not passing"
+                           + ("".join(f"\n  {t}: {statuses[t]}" for t in bad[:50])))
+                data.update(passed=len(statuses) - len(bad), not_passing=bad[:200])
+            except (ReportError, ValueError) as e:
+                summary = f"the test report could not be read: {e}"
+        clip = self.ctx.settings.max_output_bytes
+        output = output if len(output) <= clip else f"[... output clipped ...]\n{output[-clip:]}"
+        state = "timed out" if res.timed_out else f"exit code {res.exit_code}"
+        return Observation(text=f"{output.rstrip()}\n[{state}]\n\nTest summary: {summary}",
+                           is_error=res.timed_out or res.exit_code != 0, data=data)
+
+    async def export_state(self, dest: Path) -> None:
+        await self._sandbox().export(dest)
+
+    async def healthy(self) -> bool:
+        return self.sandbox is not None and await self.sandbox.is_alive()
+
+    async def close(self) -> None:
+        if self.sandbox is not None:
+            await self.sandbox.close()
