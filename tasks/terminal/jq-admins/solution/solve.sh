@@ -1,0 +1,2 @@
+cd /workspace
+jq -r '.users[] | select(.active and (.roles | index("admin")) and .profile.team == "ops") | .email' users.json | sort > admins.txt
