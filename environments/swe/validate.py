@@ -1,0 +1,246 @@
+"""Strict validation of a SWE task (research/swe.md §6.3), called by `envhub validate`.
+
+1. Static: `tests.json` well formed with unique ids; `test.patch` and `gold.patch` apply exactly
+   (`git apply --check`) on the base commit; the gold patch touches no protected path; the
+   toolchain check passes inside a sandbox.
+2. Runs: base+test N times and base+test+gold N times (N = 5, or `ENVHUB_SWE_RUNS`), each in a
+   fresh copy, offline in a throwaway sandbox, with a private HOME/TMPDIR and fixed locale and
+   time zone (`python3 -m verifiers.swe run`). Each test is classified per state as PASS, FAIL,
+   ABSENT or FLAKY.
+3. Rules: FAIL_TO_PASS non-empty, each FAIL/ABSENT before and PASS after, never flaky;
+   PASS_TO_PASS at least 5, each PASS in both states; the gold patch breaks no passing test.
+4. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
+   tests, fake output and reports, and a planted framework hook must be unresolved; the gold
+   patch must be resolved.
+
+Timings per phase and language go in the findings' data.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from envhub.config import Settings
+from envhub.env import ValidationFinding
+from envhub.sandbox.base import SandboxBackend, SandboxLimits, SandboxSpec
+from envhub.tasks.model import Task
+from envhub.verify import runtime
+from envhub.verify.runner import VerifierRunner
+from environments.swe import repo as swe_repo
+from environments.swe.controls import CONTROLS
+from verifiers.swe import RESULT_MARKER, PASSED, PatchError, RunResult, apply_patch, is_protected
+
+MIN_P2P = 5
+
+
+def runs_wanted() -> int:
+    return max(1, int(os.environ.get("ENVHUB_SWE_RUNS", "5")))
+
+
+def patch_paths(patch: str) -> list[str]:
+    """Files a unified diff touches (both sides of renames)."""
+    out = set()
+    for line in patch.splitlines():
+        if line.startswith(("--- ", "+++ ")):
+            p = line[4:].split("\t", 1)[0].strip()
+            if p != "/dev/null":
+                out.add(p[2:] if p[:2] in ("a/", "b/") else p)
+    return sorted(out)
+
+
+def classify(runs: list[RunResult]) -> dict[str, str]:
+    """PASS / FAIL / ABSENT / FLAKY per test id over the runs of one state."""
+    ids = {t for r in runs for t in r.statuses}
+    out = {}
+    for t in ids:
+        seen = {"PASS" if r.statuses.get(t) == PASSED else "ABSENT" if t not in r.statuses else "FAIL" for r in runs}
+        out[t] = seen.pop() if len(seen) == 1 else "FLAKY"
+    return out
+
+
+class SweValidator:
+    def __init__(self, task: Task, settings: Settings) -> None:
+        from envhub.server.hub import make_backend
+
+        self.task = task
+        self.settings = settings
+        self.cfg = swe_repo.config(task)
+        self.backend: SandboxBackend = make_backend(settings)
+        self.runner = VerifierRunner(settings, self.backend)
+        self.findings: list[ValidationFinding] = []
+        self.timings: dict[str, Any] = {"language": self.cfg.language}
+        self.scratch = Path(tempfile.mkdtemp(prefix="swe-validate-", dir=settings.data_dir))
+        self.scratch.chmod(0o755)
+
+    def add(self, check: str, ok: bool, detail: str = "", **data: Any) -> None:
+        self.findings.append(ValidationFinding(check=check, ok=ok, detail=detail, data=data))
+
+    async def _copy_base(self, name: str, *, gold: bool = False) -> Path:
+        base = await asyncio.to_thread(swe_repo.checkout, self.task, self.settings.data_dir)
+        dest = self.scratch / f"{name}-{time.monotonic_ns()}"
+        await asyncio.to_thread(shutil.copytree, base, dest, symlinks=True)
+        if gold:
+            await asyncio.to_thread(apply_patch, dest, self.task.solution_dir / "gold.patch")
+        return dest
+
+    # -- 1. static -----------------------------------------------------------------------------
+    async def static(self) -> tuple[list[str], list[str]] | None:
+        tests = self.task.tests_dir
+        try:
+            raw = json.loads((tests / "tests.json").read_text())
+            f2p, p2p = raw["FAIL_TO_PASS"], raw["PASS_TO_PASS"]
+            assert isinstance(f2p, list) and isinstance(p2p, list)
+            assert all(isinstance(t, str) and t for t in f2p + p2p), "ids must be non-empty strings"
+        except (OSError, ValueError, KeyError, AssertionError) as e:
+            self.add("swe-static", False, f"tests/tests.json: {e}")
+            return None
+        problems = []
+        dupes = sorted({t for t in f2p + p2p if (f2p + p2p).count(t) > 1})
+        if dupes:
+            problems.append("test ids repeat: " + ", ".join(dupes[:5]))
+        for name in ("test_swe.py", "test.patch", "protected.tar"):
+            if not (tests / name).is_file():
+                problems.append(f"tests/{name} is missing")
+        gold = self.task.solution_dir / "gold.patch"
+        if not gold.is_file():
+            problems.append("solution/gold.patch is missing")
+        else:
+            touched = [p for p in patch_paths(gold.read_text()) if is_protected(p, self.cfg.protected_paths)]
+            if touched:
+                problems.append("the gold patch touches protected paths: " + ", ".join(touched))
+        repo = await self._copy_base("static")
+        for name, patch in (("test.patch", tests / "test.patch"), ("gold.patch", gold)):
+            if patch.is_file():
+                try:
+                    apply_patch(repo, patch, check_only=True)
+                except PatchError as e:
+                    problems.append(f"{name} does not apply to the base commit: {e}")
+        self.add("swe-static", not problems, "; ".join(problems), f2p=len(f2p), p2p=len(p2p))
+        return (f2p, p2p) if not problems else None
+
+    # -- 2. runs -------------------------------------------------------------------------------
+    async def _task_copy(self) -> Path:
+        dest = self.scratch / "task"
+        if not dest.exists():
+            dest.mkdir()
+            shutil.copy2(self.task.path / "task.yaml", dest / "task.yaml")
+            shutil.copytree(self.task.tests_dir, dest / "tests", ignore=shutil.ignore_patterns("__pycache__"))
+            # A private copy of the verifiers library: the shared one is replaced whenever any
+            # envhub process on this host starts, which would race with these runs.
+            shutil.copytree(runtime.REPO_ROOT / "verifiers", self.scratch / "lib" / "verifiers",
+                            ignore=shutil.ignore_patterns("__pycache__", "requirements.txt"))
+            for p in (dest, self.scratch / "lib", *dest.rglob("*"), *(self.scratch / "lib").rglob("*")):
+                p.chmod(0o755 if p.is_dir() else 0o644)
+        return dest
+
+    def _spec(self, template: Path, task_copy: Path) -> SandboxSpec:
+        data = self.settings.data_dir
+        limits = self.task.config.limits
+        return SandboxSpec(
+            template=template,
+            ro_binds={str(task_copy): "/verify/task", str(self.scratch / "lib"): "/verify/lib",
+                      str(runtime.site_dir(data)): "/verify/site"},
+            env={"PYTHONPATH": "/verify/lib:/verify/site", "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1"},
+            limits=SandboxLimits(cpu_s=int(limits.verify_timeout_s) + 5, memory_mb=max(2048, limits.memory_mb),
+                                 processes=256),
+            workdir="/tmp")
+
+    async def run_once(self, *, gold: bool, tag: str) -> RunResult:
+        """One offline run in a fresh sandbox over a fresh copy."""
+        task_copy = await self._task_copy()
+        template = await self._copy_base(tag, gold=gold)
+        try:
+            res = await self.backend.run_once(
+                self._spec(template, task_copy),
+                [runtime.PYTHON, "-s", "-B", "-m", "verifiers.swe", "run", "--task", "/verify/task",
+                 "--repo", "/workspace"], timeout_s=self.task.config.limits.verify_timeout_s + 30, max_output=200_000)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, template, True)
+        _, marker, payload = res.output.rpartition(RESULT_MARKER)
+        if not marker:
+            return RunResult(report_error=f"the run wrote no result (exit {res.exit_code}, timed out "
+                                          f"{res.timed_out}): {res.output[-800:]}")
+        return RunResult(**json.loads(payload.strip().splitlines()[0]))
+
+    async def runs(self, f2p: list[str], p2p: list[str]) -> None:
+        n = runs_wanted()
+        states: dict[str, list[RunResult]] = {"base+test": [], "base+test+gold": []}
+        for state, gold in (("base+test", False), ("base+test+gold", True)):
+            started = time.monotonic()
+            for i in range(n):
+                states[state].append(await self.run_once(gold=gold, tag=f"{state}-{i}"))
+            self.timings[f"{state}_s"] = round(time.monotonic() - started, 2)
+            self.timings[f"{state}_per_run_s"] = round((time.monotonic() - started) / n, 2)
+        before, after = classify(states["base+test"]), classify(states["base+test+gold"])
+        bad_runs = [f"{s} run {i + 1}: {r.problem()[:600]}" for s, rs in states.items() for i, r in enumerate(rs)
+                    if r.toolchain_error or r.patch_error or (s.endswith("gold") and r.problem())
+                    or (r.report_error and not r.build_ok is False)]
+        self.add("swe-runs", not bad_runs, "; ".join(bad_runs)[:3000], runs=n, **self.timings)
+        problems = []
+        if not f2p:
+            problems.append("FAIL_TO_PASS is empty")
+        for t in f2p:
+            b, a = before.get(t, "ABSENT"), after.get(t, "ABSENT")
+            if b not in ("FAIL", "ABSENT") or a != "PASS":
+                problems.append(f"{t}: {b} before the fix and {a} after, not FAIL→PASS")
+        self.add("swe-fail-to-pass", not problems, "; ".join(problems)[:3000], count=len(f2p))
+        problems = []
+        if len(p2p) < MIN_P2P:
+            problems.append(f"only {len(p2p)} PASS_TO_PASS tests (at least {MIN_P2P})")
+        for t in p2p:
+            b, a = before.get(t, "ABSENT"), after.get(t, "ABSENT")
+            if b != "PASS" or a != "PASS":
+                problems.append(f"{t}: {b} before the fix and {a} after, not PASS in both")
+        self.add("swe-pass-to-pass", not problems, "; ".join(problems)[:3000], count=len(p2p))
+        broken = sorted(t for t, s in before.items() if s == "PASS" and after.get(t) != "PASS")
+        self.add("swe-gold-breaks-nothing", not broken, "the gold patch breaks: " + ", ".join(broken[:10]) if broken else "")
+        flaky = sorted(t for c in (before, after) for t, s in c.items() if s == "FLAKY")
+        self.add("swe-stable", not (set(flaky) & set(f2p + p2p)),
+                 "flaky graded tests: " + ", ".join(sorted(set(flaky) & set(f2p + p2p))[:10]) if flaky else "",
+                 excluded_flaky=flaky[:50])
+
+    # -- 4. graded controls ----------------------------------------------------------------------
+    async def controls(self, f2p: list[str], p2p: list[str]) -> None:
+        for name, control in CONTROLS.items():
+            started = time.monotonic()
+            state = await self._copy_base(f"control-{name}")
+            await asyncio.to_thread(control, state, self.cfg, f2p + p2p)
+            result = await self.runner.verify(self.task, state)
+            ok = result.failure_class.value == "ok" and not result.passed and result.reward == 0.0
+            self.add(f"swe-control-{name}", ok, "" if ok else
+                     f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]}",
+                     seconds=round(time.monotonic() - started, 2))
+        started = time.monotonic()
+        state = await self._copy_base("control-gold", gold=True)
+        result = await self.runner.verify(self.task, state)
+        ok = result.failure_class.value == "ok" and result.passed and result.reward == 1.0
+        why = "; ".join(f"{c.id}: {c.message[:300]}" for c in result.checks if not c.passed)
+        self.add("swe-gold-resolves", ok, "" if ok else f"{result.failure_class.value}: {result.detail[:300]} {why}",
+                 seconds=round(time.monotonic() - started, 2))
+        self.timings["verify_gold_s"] = round(time.monotonic() - started, 2)
+
+    async def run(self) -> list[ValidationFinding]:
+        started = time.monotonic()
+        try:
+            await asyncio.to_thread(self.runner.prepare)
+            declared = await self.static()
+            if declared is not None:
+                await self.runs(*declared)
+                await self.controls(*declared)
+        finally:
+            await asyncio.to_thread(shutil.rmtree, self.scratch, True)
+            await self.backend.aclose()
+        self.timings["total_s"] = round(time.monotonic() - started, 2)
+        self.add("swe-timings", True, "", **self.timings)
+        return self.findings
+
+
+async def validate_task(task: Task, settings: Settings) -> list[ValidationFinding]:
+    return await SweValidator(task, settings).run()
