@@ -1,0 +1,272 @@
+"""Per-session databases: SQLite file copies by default, PostgreSQL databases when given a URL.
+
+Each domain's starting database is built once, deterministically, from the domain's seed (a
+*template*): a SQLite file under `<data_dir>/db-templates/`, or a PostgreSQL database named
+after the domain and a fingerprint of the code and seed that built it. A session gets its own
+copy (a file copy, or `CREATE DATABASE ... TEMPLATE`) and drops it when it closes, so
+concurrent sessions never see each other's rows.
+
+A database that vanished or a connection that dropped mid-episode is an `EnvError`: the agent,
+which only calls typed tools, cannot have caused it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import sqlite3
+import threading
+import uuid
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache
+from importlib.metadata import version
+from pathlib import Path
+
+from sqlalchemy import Engine, create_engine, exc, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
+from sqlalchemy.pool import NullPool
+
+from environments.db import dump as dumping
+from environments.db.core import Domain
+from environments.db.domains import SEED
+from envhub.errors import EnvError
+
+HERE = Path(__file__).resolve().parent
+
+
+@lru_cache(maxsize=None)
+def fingerprint(domain: Domain) -> str:
+    """Names the template: changes when the domain's code, the seed or Faker changes."""
+    h = hashlib.sha256(f"{SEED}:{version('faker')}:".encode())
+    for p in (HERE / "core.py", HERE / "domains" / f"{domain.name}.py"):
+        h.update(p.read_bytes())
+    return h.hexdigest()[:12]
+
+
+def build(engine: Engine, domain: Domain) -> None:
+    """Create the domain's tables and seed rows into an empty database."""
+    domain.base.metadata.create_all(engine)
+    with Session(engine) as s:
+        domain.seed(s, SEED)
+        s.commit()
+
+
+class Handle(ABC):
+    """One session's database."""
+
+    engine: Engine
+
+    @abstractmethod
+    def check(self) -> None:
+        """Raise `EnvError` when the database is gone."""
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose DB faults surface as `EnvError` (the caller commits)."""
+        self.check()
+        try:
+            with Session(self.engine) as s:
+                yield s
+        except (exc.OperationalError, exc.InterfaceError, exc.DisconnectionError, sqlite3.OperationalError) as e:
+            raise EnvError(f"the session database failed: {str(e).splitlines()[0][:300]}") from e
+        except exc.DBAPIError as e:
+            if e.connection_invalidated:
+                raise EnvError(f"the database connection dropped: {str(e).splitlines()[0][:300]}") from e
+            raise
+
+    def healthy(self) -> bool:
+        try:
+            with self.session() as s:
+                s.execute(text("select 1"))
+            return True
+        except EnvError:
+            return False
+
+    @abstractmethod
+    def drop(self) -> None:
+        """Remove the database; safe to call twice."""
+
+
+class Store(ABC):
+    """Where templates and session databases live."""
+
+    engine_name: str
+
+    @abstractmethod
+    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> Handle:
+        """A fresh copy of the domain's template for one session."""
+
+    def initial(self, domain: Domain) -> dumping.Tables:
+        """The canonical dump of the starting database (cached per domain)."""
+        with self._lock:
+            if domain.name not in self._initial:
+                handle = self.create(domain, Path(os.environ.get("TMPDIR", "/tmp")), tag="i")
+                try:
+                    with handle.engine.connect() as conn:
+                        self._initial[domain.name] = dumping.dump(conn, domain.base.metadata)
+                finally:
+                    handle.drop()
+            return self._initial[domain.name]
+
+    def close(self) -> None:  # noqa: B027 - optional
+        """Release shared resources (connection pools)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._initial: dict[str, dumping.Tables] = {}
+
+
+# --- SQLite ---------------------------------------------------------------------------------------
+
+class SqliteHandle(Handle):
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+        def connect() -> sqlite3.Connection:
+            con = sqlite3.connect(f"file:{path}?mode=rw", uri=True, check_same_thread=False)
+            con.execute("PRAGMA foreign_keys=ON")
+            con.execute("PRAGMA synchronous=OFF")
+            return con
+
+        # A new connection per use: a deleted file is noticed at the next step, never
+        # silently recreated (mode=rw) nor kept alive through an open descriptor.
+        self.engine = create_engine("sqlite://", creator=connect, poolclass=NullPool)
+
+    def check(self) -> None:
+        if not self.path.is_file():
+            raise EnvError(f"the session database {self.path.name} is gone")
+
+    def drop(self) -> None:
+        self.engine.dispose()
+        self.path.unlink(missing_ok=True)
+
+
+class SqliteStore(Store):
+    engine_name = "sqlite"
+
+    def __init__(self, data_dir: Path) -> None:
+        super().__init__()
+        self.root = data_dir / "db-templates"
+
+    def template(self, domain: Domain) -> Path:
+        path = self.root / f"{domain.name}-{fingerprint(domain)}.sqlite3"
+        if path.is_file():
+            return path
+        with self._lock:
+            if path.is_file():
+                return path
+            self.root.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+            engine = create_engine(f"sqlite:///{tmp}", poolclass=NullPool)
+            try:
+                build(engine, domain)
+            finally:
+                engine.dispose()
+            os.replace(tmp, path)  # atomic: another process building the same template is harmless
+        return path
+
+    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> SqliteHandle:
+        src = self.template(domain)
+        dest = workdir / f"{domain.name}-{tag}-{uuid.uuid4().hex[:8]}.sqlite3"
+        try:
+            shutil.copyfile(src, dest)
+        except OSError as e:
+            raise EnvError(f"could not copy the {domain.name} template: {e}") from e
+        return SqliteHandle(dest)
+
+
+# --- PostgreSQL -----------------------------------------------------------------------------------
+
+class PgHandle(Handle):
+    def __init__(self, store: PgStore, name: str) -> None:
+        self.store = store
+        self.name = name
+        self.dropped = False
+        # One connection per session; if it drops, the episode is an env_error (no silent reconnect
+        # that could hide a lost transaction).
+        self.engine = create_engine(store.url.set(database=name), pool_size=1, max_overflow=0, pool_pre_ping=False)
+
+    def check(self) -> None:
+        if self.dropped:
+            raise EnvError(f"the session database {self.name} was dropped")
+
+    def drop(self) -> None:
+        if self.dropped:
+            return
+        self.dropped = True
+        self.engine.dispose()
+        self.store.drop_database(self.name)
+
+
+class PgStore(Store):
+    engine_name = "postgresql"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        self.url = make_url(url)
+        if not self.url.drivername.startswith("postgresql"):
+            raise ValueError(f"not a PostgreSQL URL: {self.url.drivername}")
+        if self.url.drivername == "postgresql":
+            self.url = self.url.set(drivername="postgresql+psycopg")
+        self.admin = create_engine(self.url, isolation_level="AUTOCOMMIT", poolclass=NullPool)
+        self._templates: set[str] = set()
+
+    def _exec(self, sql: str) -> None:
+        try:
+            with self.admin.connect() as c:
+                c.execute(text(sql))
+        except (exc.OperationalError, exc.InterfaceError) as e:
+            raise EnvError(f"PostgreSQL is unreachable: {str(e).splitlines()[0][:300]}") from e
+
+    def _exists(self, name: str) -> bool:
+        try:
+            with self.admin.connect() as c:
+                return bool(c.execute(text("select 1 from pg_database where datname = :n"), {"n": name}).first())
+        except (exc.OperationalError, exc.InterfaceError) as e:
+            raise EnvError(f"PostgreSQL is unreachable: {str(e).splitlines()[0][:300]}") from e
+
+    def template(self, domain: Domain) -> str:
+        name = f"envhub_tpl_{domain.name}_{fingerprint(domain)}"
+        if name in self._templates:
+            return name
+        with self._lock:
+            if not self._exists(name):
+                build_name = f"envhub_build_{uuid.uuid4().hex[:12]}"
+                self._exec(f'CREATE DATABASE "{build_name}"')
+                engine = create_engine(self.url.set(database=build_name), poolclass=NullPool)
+                try:
+                    build(engine, domain)
+                finally:
+                    engine.dispose()
+                try:
+                    self._exec(f'ALTER DATABASE "{build_name}" RENAME TO "{name}"')
+                except exc.ProgrammingError:  # another server built it meanwhile
+                    self.drop_database(build_name)
+            self._templates.add(name)
+        return name
+
+    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> PgHandle:
+        tpl = self.template(domain)
+        name = f"envhub_{tag}_{uuid.uuid4().hex[:16]}"
+        try:
+            self._exec(f'CREATE DATABASE "{name}" TEMPLATE "{tpl}"')
+        except exc.DBAPIError as e:
+            raise EnvError(f"could not clone the {domain.name} template: {str(e).splitlines()[0][:300]}") from e
+        return PgHandle(self, name)
+
+    def drop_database(self, name: str) -> None:
+        try:
+            self._exec(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        except (EnvError, exc.DBAPIError):
+            pass  # the server is gone; nothing left to free here
+
+    def close(self) -> None:
+        self.admin.dispose()
+
+
+def make_store(data_dir: Path, url: str | None) -> Store:
+    return PgStore(url) if url else SqliteStore(data_dir)

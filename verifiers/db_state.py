@@ -1,0 +1,144 @@
+"""Checks over an exported database state (the db family's verifiers call these).
+
+The state folder holds `schema.json`, `initial/`, `final/`, `replayed/` (canonical JSON per
+table), `meta.json` and `answers.json`; the task's `tests/expected.json` holds the expected
+diff (from running the oracle's calls through the same tools at synthesis time) and, for
+questions, the expected answer. Every helper asserts that what it reads exists first.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from decimal import Decimal, InvalidOperation
+from pathlib import Path
+from typing import Any
+
+from verifiers import STATE, EnvFault
+from verifiers.db_diff import compare, diff, load_dump
+
+
+def _json(path: Path) -> Any:
+    assert path.is_file(), f"{path.name} is missing from the exported state"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def expected(test_file: str) -> dict[str, Any]:
+    """The task's expected outcome, next to its test module."""
+    path = Path(test_file).resolve().parent / "expected.json"
+    assert path.is_file(), f"{path} is missing"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def schema() -> dict[str, Any]:
+    if not (STATE / "schema.json").is_file():
+        raise EnvFault("the exported state has no schema.json")
+    return _json(STATE / "schema.json")
+
+
+def tables(which: str) -> dict[str, Any]:
+    """`initial`, `final` or `replayed`, indexed by primary key."""
+    try:
+        return load_dump(STATE / which, schema())
+    except (FileNotFoundError, ValueError) as e:
+        raise EnvFault(f"the exported {which} state is incomplete: {e}") from e
+
+
+def actual_diff() -> dict[str, Any]:
+    return diff(schema(), tables("initial"), tables("final"))
+
+
+def check_replay() -> None:
+    """Replaying the logged tool calls on a fresh copy must give the final state; otherwise the
+    database was changed outside the tools (an environment fault, never the agent's reward)."""
+    meta = _json(STATE / "meta.json")
+    if meta.get("replay_failures"):
+        raise EnvFault(f"logged calls failed on replay: {meta['replay_failures'][:3]}")
+    final, replayed = tables("final"), tables("replayed")
+    for t in final:
+        if final[t] != replayed[t]:
+            changed = sorted(set(final[t]) ^ set(replayed[t]))[:5] or sorted(
+                k for k in final[t] if final[t][k] != replayed[t].get(k))[:5]
+            raise EnvFault(f"table {t} differs from the replay of the logged calls (rows {changed}): "
+                           "an out-of-band edit")
+
+
+def check_expected_changes(exp: dict[str, Any]) -> None:
+    """Every expected field change, deletion and new row is present, exactly."""
+    assert exp.get("diff"), "this task expects changes but none are recorded (broken task)"
+    missing, _ = compare(exp["diff"], actual_diff())
+    assert not missing, "expected changes missing: " + "; ".join(missing[:8])
+
+
+def check_no_collateral(exp: dict[str, Any]) -> None:
+    """The changed tables, rows and fields are exactly the expected ones."""
+    _, extra = compare(exp.get("diff") or {}, actual_diff())
+    assert not extra, "changes that were not requested: " + "; ".join(extra[:8])
+
+
+def answers() -> dict[str, list[str]]:
+    data = _json(STATE / "answers.json")
+    assert isinstance(data.get("answers"), list) and isinstance(data.get("refusals"), list), "answers.json malformed"
+    return data
+
+
+def normalize(text: str) -> str:
+    text = unicodedata.normalize("NFKC", str(text)).strip().lower()
+    text = re.sub(r"\s+", " ", text)
+    return text.strip(" .。\"'`")
+
+
+def as_number(text: str) -> Decimal | None:
+    t = normalize(text).replace(",", "").replace("$", "").replace("₩", "").replace("원", "").strip()
+    if not re.fullmatch(r"-?\d+(\.\d+)?", t):
+        return None
+    try:
+        return Decimal(t)
+    except InvalidOperation:
+        return None
+
+
+def same(given: str, want: str) -> bool:
+    a, b = as_number(given), as_number(want)
+    if a is not None and b is not None:
+        return a == b
+    return normalize(given) == normalize(want)
+
+
+def split_items(text: str) -> list[str]:
+    parts = re.split(r"[,;\n]+|\band\b|그리고", str(text))
+    return [p for p in (normalize(x) for x in parts) if p]
+
+
+def check_answer(exp: dict[str, Any]) -> None:
+    """The last submitted answer equals the expected one: a scalar exactly (any accepted form),
+    a set item by item with nothing extra, so an answer listing every candidate fails."""
+    spec = exp.get("answer")
+    assert spec, "this task has no expected answer recorded (broken task)"
+    given = answers()["answers"]
+    assert given, "no answer was submitted (use submit_answer)"
+    last = given[-1]
+    if spec["kind"] == "scalar":
+        accepted = [str(a) for a in spec["accept"]]
+        assert any(same(last, a) for a in accepted), f"answer {last[:200]!r} is not the expected value"
+    else:
+        items = split_items(last)
+        want = [[str(a) for a in alts] for alts in spec["items"]]
+        remaining = list(items)
+        for alts in want:
+            hit = next((x for x in remaining if any(same(x, a) for a in alts)), None)
+            assert hit is not None, f"answer {last[:200]!r} misses an expected item ({alts[0]})"
+            remaining.remove(hit)
+        assert not remaining, f"answer lists items that are not part of the answer: {remaining[:5]}"
+
+
+def check_refused() -> None:
+    """The agent declined explicitly (a do-nothing agent does not)."""
+    assert answers()["refusals"], "the request should have been declined with the refuse tool"
+
+
+def check_not_refused() -> None:
+    """The agent did not both do the work and hedge with a refusal."""
+    got = answers()["refusals"]
+    assert not got, f"the agent refused a request it should have carried out: {got[-1][:200]!r}"
