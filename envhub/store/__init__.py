@@ -1,0 +1,15 @@
+"""The episode store: every session's record, written without blocking a step.
+
+    store.py    EpisodeStore: engine + writer + reads
+    writer.py   EpisodeWriter: the buffered, retrying EpisodeObserver
+    events.py   observer events as plain data (bounded text)
+    models.py   ORM rows          schemas.py  views of them
+    repo.py     keyword-only reads and idempotent writes
+    stats.py    latency percentiles   metrics.py  Prometheus metrics
+"""
+
+from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, StepView
+from envhub.store.store import EpisodeStore
+from envhub.store.writer import EpisodeWriter
+
+__all__ = ["EpisodeDetail", "EpisodeStore", "EpisodeSummary", "EpisodeWriter", "LatencySummary", "StepView"]

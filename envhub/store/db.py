@@ -1,0 +1,45 @@
+"""Engines for the episode store: SQLite (default, WAL) or PostgreSQL (psycopg 3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+
+from envhub.store.models import Base
+
+
+def normalise_url(url: str) -> str:
+    """`postgresql://` means psycopg 3 here (SQLAlchemy would pick psycopg2, which is not installed)."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
+def make_engine(url: str, *, busy_timeout_ms: int = 5000) -> Engine:
+    """An engine that survives restarts of the database (pre-ping) and concurrent SQLite writers."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(url, connect_args={"timeout": busy_timeout_ms / 1000})
+
+        @event.listens_for(engine, "connect")
+        def _pragmas(dbapi_conn: Any, _record: Any) -> None:
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=5,
+                         connect_args={"connect_timeout": 5})
+
+
+def create_schema(engine: Engine) -> None:
+    Base.metadata.create_all(engine)

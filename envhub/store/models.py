@@ -1,0 +1,87 @@
+"""ORM rows of the episode store (SQLAlchemy 2.0 typed mappings).
+
+Rows are storage shapes only; what pages and the CLI show is built from them in
+`envhub.store.schemas`, so a column can change without changing what a client sees.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class EpisodeRow(Base):
+    """One session: who ran what, how it ended, how long each phase took."""
+
+    __tablename__ = "episodes"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    env: Mapped[str] = mapped_column(String(64), index=True)
+    task_id: Mapped[str] = mapped_column(String(300), index=True)
+    harness: Mapped[str] = mapped_column(String(64), default="plain")
+    policy_version: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    step_count: Mapped[int] = mapped_column(Integer, default=0)
+    reward: Mapped[float | None] = mapped_column(Float, nullable=True)
+    passed: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    failure_class: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    trainable: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    detail: Mapped[str] = mapped_column(Text, default="")
+    verifier_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    reset_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    verify_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+    timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    steps: Mapped[list[StepRow]] = relationship(back_populates="episode", order_by="StepRow.idx",
+                                                cascade="all, delete-orphan", lazy="raise")
+    checks: Mapped[list[CheckRow]] = relationship(back_populates="episode", order_by="CheckRow.pos",
+                                                  cascade="all, delete-orphan", lazy="raise")
+
+
+class StepRow(Base):
+    """One tool call and what came back (text and arguments bounded in size)."""
+
+    __tablename__ = "episode_steps"
+
+    episode_id: Mapped[str] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tool: Mapped[str] = mapped_column(String(128))
+    arguments: Mapped[str] = mapped_column(Text)  # JSON text, possibly cut (see `arguments_cut`)
+    arguments_cut: Mapped[bool] = mapped_column(Boolean, default=False)
+    observation: Mapped[str] = mapped_column(Text)
+    observation_cut: Mapped[bool] = mapped_column(Boolean, default=False)
+    is_error: Mapped[bool] = mapped_column(Boolean, default=False)
+    failure: Mapped[str] = mapped_column(String(32), default="ok")
+    elapsed_s: Mapped[float | None] = mapped_column(Float, nullable=True)
+
+    episode: Mapped[EpisodeRow] = relationship(back_populates="steps")
+
+
+class CheckRow(Base):
+    """One verifier check's outcome for one episode."""
+
+    __tablename__ = "episode_checks"
+
+    episode_id: Mapped[str] = mapped_column(ForeignKey("episodes.id", ondelete="CASCADE"), primary_key=True)
+    pos: Mapped[int] = mapped_column(Integer, primary_key=True)
+    check_id: Mapped[str] = mapped_column(String(300))
+    kind: Mapped[str] = mapped_column(String(32))
+    weight: Mapped[float] = mapped_column(Float, default=1.0)
+    passed: Mapped[bool] = mapped_column(Boolean)
+    score: Mapped[float] = mapped_column(Float)
+    message: Mapped[str] = mapped_column(Text, default="")
+
+    episode: Mapped[EpisodeRow] = relationship(back_populates="checks")
+
+
+Index("ix_episodes_task_created", EpisodeRow.task_id, EpisodeRow.created_at)
+Index("ix_episodes_env_created", EpisodeRow.env, EpisodeRow.created_at)

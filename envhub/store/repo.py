@@ -1,0 +1,156 @@
+"""Repository functions of the episode store: keyword-only, one transaction's worth each.
+
+Writes are idempotent (insert-or-ignore, then updates), so a batch retried after an unclear
+failure, or replayed from a spill file, never duplicates anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, Select, delete, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from sqlalchemy.orm import Session, selectinload
+
+from envhub.store.events import Event
+from envhub.store.models import CheckRow, EpisodeRow, StepRow
+
+
+def _ts(value: str | datetime | None) -> datetime | None:
+    if value is None or isinstance(value, datetime):
+        return value
+    return datetime.fromisoformat(value)
+
+
+def utc(value: datetime | None) -> datetime | None:
+    """SQLite hands back naive datetimes; everything stored is UTC."""
+    if value is None or value.tzinfo is not None:
+        return value
+    return value.replace(tzinfo=UTC)
+
+
+def _insert(conn: Connection, model: type, rows: list[dict[str, Any]], keys: list[str]) -> None:
+    if not rows:
+        return
+    insert = pg_insert if conn.dialect.name == "postgresql" else sqlite_insert
+    conn.execute(insert(model).on_conflict_do_nothing(index_elements=keys), rows)
+
+
+def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
+    """Apply plain events (see `events.plain`) in order, inside the caller's transaction."""
+    headers: dict[str, dict[str, Any]] = {}
+    for e in events:
+        h = e["episode"]
+        headers.setdefault(h["id"], {"id": h["id"], "env": h["env"], "task_id": h["task_id"],
+                                     "harness": h.get("harness") or "plain", "policy_version": h.get("policy_version"),
+                                     "created_at": _ts(h["created_at"]), "step_count": 0, "detail": "",
+                                     "timings": {}, "reset_s": None})
+        if e["kind"] == "created":
+            headers[h["id"]]["reset_s"] = e.get("reset_s")
+    _insert(conn, EpisodeRow, list(headers.values()), ["id"])
+    steps = [{"episode_id": e["episode"]["id"], "idx": e["entry"]["step"],
+              **{k: v for k, v in e["entry"].items() if k != "step"}} for e in events if e["kind"] == "step"]
+    _insert(conn, StepRow, steps, ["episode_id", "idx"])
+    last_step: dict[str, int] = {}
+    for row in steps:
+        last_step[row["episode_id"]] = max(last_step.get(row["episode_id"], 0), row["idx"])
+    for eid, n in last_step.items():
+        conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid, EpisodeRow.step_count < n).values(step_count=n))
+    for e in events:
+        eid = e["episode"]["id"]
+        if e["kind"] == "created" and e.get("reset_s") is not None:
+            conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid).values(reset_s=e["reset_s"]))
+        elif e["kind"] == "verified":
+            _write_verdict(conn, eid, e)
+        elif e["kind"] == "closed":
+            conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid)
+                         .values(ended_at=_ts(e["at"]), step_count=func.max(EpisodeRow.step_count, e["step_count"])
+                                 if conn.dialect.name == "sqlite"
+                                 else func.greatest(EpisodeRow.step_count, e["step_count"])))
+
+
+def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
+    r = e["result"]
+    timings = r.get("timings") or {}
+    conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid).values(
+        reward=r["reward"], passed=r["passed"], failure_class=r["failure_class"], trainable=r["trainable"],
+        detail=r.get("detail", ""), verifier_sha256=(r.get("verifier") or {}).get("sha256"),
+        verify_s=timings.get("total_s"), timings=timings, verified_at=_ts(e["at"])))
+    conn.execute(delete(CheckRow).where(CheckRow.episode_id == eid))
+    checks = [{"episode_id": eid, "pos": i, "check_id": c["id"], "kind": c.get("kind", "hard"),
+               "weight": c.get("weight", 1.0), "passed": c["passed"], "score": c.get("score", 0.0),
+               "message": c.get("message", "")} for i, c in enumerate(r.get("checks", []))]
+    if checks:
+        conn.execute(CheckRow.__table__.insert(), checks)
+
+
+# -- reads ---------------------------------------------------------------------------------------
+
+def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None) -> Select:
+    if env:
+        stmt = stmt.where(EpisodeRow.env == env)
+    if task_id:
+        stmt = stmt.where(EpisodeRow.task_id == task_id)
+    if failure_class == "unverified":
+        stmt = stmt.where(EpisodeRow.failure_class.is_(None))
+    elif failure_class:
+        stmt = stmt.where(EpisodeRow.failure_class == failure_class)
+    return stmt
+
+
+def list_episodes(session: Session, *, env: str | None = None, task_id: str | None = None,
+                  failure_class: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
+    """Newest first, with the total that matches."""
+    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), env=env, task_id=task_id,
+                                     failure_class=failure_class)) or 0
+    rows = session.scalars(_filtered(select(EpisodeRow), env=env, task_id=task_id, failure_class=failure_class)
+                           .order_by(EpisodeRow.created_at.desc(), EpisodeRow.id).limit(limit).offset(offset)).all()
+    return list(rows), total
+
+
+def get_episode(session: Session, *, episode_id: str) -> EpisodeRow | None:
+    return session.scalar(select(EpisodeRow).where(EpisodeRow.id == episode_id)
+                          .options(selectinload(EpisodeRow.checks)))
+
+
+def get_steps(session: Session, *, episode_id: str, offset: int = 0, limit: int = 50) -> list[StepRow]:
+    return list(session.scalars(select(StepRow).where(StepRow.episode_id == episode_id).order_by(StepRow.idx)
+                                .limit(limit).offset(offset)).all())
+
+
+def count_steps(session: Session, *, episode_id: str) -> int:
+    return session.scalar(select(func.count()).select_from(StepRow).where(StepRow.episode_id == episode_id)) or 0
+
+
+def latency_samples(session: Session, *, env: str | None = None, task_id: str | None = None,
+                    limit: int = 10_000) -> dict[str, list[float]]:
+    """Recent reset, step and verify durations (seconds), newest `limit` of each."""
+    eps = _filtered(select(EpisodeRow.reset_s, EpisodeRow.verify_s), env=env, task_id=task_id, failure_class=None)
+    rows = session.execute(eps.order_by(EpisodeRow.created_at.desc()).limit(limit)).all()
+    steps = select(StepRow.elapsed_s).join(EpisodeRow, EpisodeRow.id == StepRow.episode_id)
+    steps = _filtered(steps, env=env, task_id=task_id, failure_class=None)
+    step_vals = session.scalars(steps.where(StepRow.elapsed_s.is_not(None))
+                                .order_by(EpisodeRow.created_at.desc()).limit(limit)).all()
+    return {"reset": [r for r, _ in rows if r is not None], "step": [float(s) for s in step_vals],
+            "verify": [v for _, v in rows if v is not None]}
+
+
+def outcomes(session: Session, *, env: str | None = None, task_id: str | None = None,
+             limit: int = 20_000) -> list[tuple[datetime, float | None, str | None]]:
+    """(created_at, reward, failure_class) of recent episodes, oldest first, for the charts."""
+    stmt = _filtered(select(EpisodeRow.created_at, EpisodeRow.reward, EpisodeRow.failure_class), env=env,
+                     task_id=task_id, failure_class=None)
+    rows = session.execute(stmt.order_by(EpisodeRow.created_at.desc()).limit(limit)).all()
+    return [(utc(c), r, f) for c, r, f in reversed(rows)]  # type: ignore[misc]
+
+
+def counts_by(session: Session, *, column: str, env: str | None = None) -> dict[str, int]:
+    """Episode counts grouped by `env` or `task_id`."""
+    col = getattr(EpisodeRow, column)
+    stmt = select(col, func.count()).group_by(col)
+    if env:
+        stmt = stmt.where(EpisodeRow.env == env)
+    return {k: n for k, n in session.execute(stmt).all()}

@@ -1,0 +1,104 @@
+"""What the store shows (pages, CLI, JSON): pydantic views built from ORM rows."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from envhub.store.models import CheckRow, EpisodeRow, StepRow
+from envhub.store.repo import utc
+
+
+class EpisodeSummary(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    env: str
+    task_id: str
+    harness: str
+    policy_version: str | None
+    created_at: datetime
+    ended_at: datetime | None
+    step_count: int
+    reward: float | None
+    passed: bool | None
+    failure_class: str | None
+    trainable: bool | None
+    reset_s: float | None
+    verify_s: float | None
+
+    @property
+    def outcome(self) -> str:
+        return self.failure_class or "unverified"
+
+    @classmethod
+    def of(cls, row: EpisodeRow) -> EpisodeSummary:
+        return cls(id=row.id, env=row.env, task_id=row.task_id, harness=row.harness,
+                   policy_version=row.policy_version, created_at=utc(row.created_at), ended_at=utc(row.ended_at),
+                   step_count=row.step_count, reward=row.reward, passed=row.passed, failure_class=row.failure_class,
+                   trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
+
+
+class CheckView(BaseModel):
+    id: str
+    kind: str
+    weight: float
+    passed: bool
+    score: float
+    message: str
+
+    @classmethod
+    def of(cls, row: CheckRow) -> CheckView:
+        return cls(id=row.check_id, kind=row.kind, weight=row.weight, passed=row.passed, score=row.score,
+                   message=row.message)
+
+
+class EpisodeDetail(EpisodeSummary):
+    verified_at: datetime | None
+    detail: str
+    verifier_sha256: str | None
+    timings: dict[str, Any]
+    checks: list[CheckView]
+
+    @classmethod
+    def of(cls, row: EpisodeRow) -> EpisodeDetail:  # type: ignore[override]
+        base = EpisodeSummary.of(row).model_dump()
+        return cls(**base, verified_at=utc(row.verified_at), detail=row.detail, verifier_sha256=row.verifier_sha256,
+                   timings=row.timings or {}, checks=[CheckView.of(c) for c in row.checks])
+
+
+class StepView(BaseModel):
+    step: int
+    tool: str
+    arguments: Any
+    arguments_cut: bool
+    observation: str
+    observation_cut: bool
+    is_error: bool
+    failure: str
+    elapsed_s: float | None
+
+    @classmethod
+    def of(cls, row: StepRow) -> StepView:
+        try:
+            args: Any = json.loads(row.arguments)
+        except ValueError:  # cut mid-way: show the text as it is
+            args = row.arguments
+        return cls(step=row.idx, tool=row.tool, arguments=args, arguments_cut=row.arguments_cut,
+                   observation=row.observation, observation_cut=row.observation_cut, is_error=row.is_error,
+                   failure=row.failure, elapsed_s=row.elapsed_s)
+
+
+class LatencyFigure(BaseModel):
+    op: str
+    n: int
+    p50_s: float | None
+    p99_s: float | None
+    max_s: float | None
+
+
+class LatencySummary(BaseModel):
+    episodes: int
+    figures: list[LatencyFigure]

@@ -1,0 +1,83 @@
+"""`EpisodeStore`: the engine, the buffered writer and the reads pages and the CLI need."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+from sqlalchemy import Engine
+from sqlalchemy.orm import Session, sessionmaker
+
+from envhub.store import repo
+from envhub.store.db import create_schema, make_engine
+from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, StepView
+from envhub.store.stats import latency_summary
+from envhub.store.writer import EpisodeWriter
+
+T = TypeVar("T")
+
+
+class EpisodeStore:
+    """Reads are synchronous (call them from a thread, or use `run`); writes go through `writer`."""
+
+    def __init__(self, url: str, *, spill_dir: Path | None = None, capacity: int = 100_000) -> None:
+        self.url = url
+        self.engine: Engine = make_engine(url)
+        self.sessions = sessionmaker(self.engine, expire_on_commit=False)
+        self.writer = EpisodeWriter(self.engine, capacity=capacity, spill_dir=spill_dir)
+        self._schema_ready = False
+
+    async def start(self) -> None:
+        await self.writer.start()
+
+    async def stop(self) -> None:
+        await self.writer.stop()
+        self.engine.dispose()
+
+    async def run(self, fn: Callable[[EpisodeStore], T]) -> T:
+        """Run a blocking read in a worker thread."""
+        return await asyncio.to_thread(fn, self)
+
+    def _session(self) -> Session:
+        if not self._schema_ready:  # a fresh database: reads see empty tables, not errors
+            create_schema(self.engine)
+            self._schema_ready = True
+        return self.sessions()
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def episodes(self, *, env: str | None = None, task_id: str | None = None, failure_class: str | None = None,
+                 limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
+        with self._session() as s:
+            rows, total = repo.list_episodes(s, env=env, task_id=task_id, failure_class=failure_class,
+                                             limit=limit, offset=offset)
+            return [EpisodeSummary.of(r) for r in rows], total
+
+    def episode(self, episode_id: str) -> EpisodeDetail | None:
+        with self._session() as s:
+            row = repo.get_episode(s, episode_id=episode_id)
+            return EpisodeDetail.of(row) if row is not None else None
+
+    def steps(self, episode_id: str, *, offset: int = 0, limit: int = 50) -> tuple[list[StepView], int]:
+        with self._session() as s:
+            rows = repo.get_steps(s, episode_id=episode_id, offset=offset, limit=limit)
+            return [StepView.of(r) for r in rows], repo.count_steps(s, episode_id=episode_id)
+
+    def latency(self, *, env: str | None = None, task_id: str | None = None) -> LatencySummary:
+        with self._session() as s:
+            samples = repo.latency_samples(s, env=env, task_id=task_id)
+            _, total = repo.list_episodes(s, env=env, task_id=task_id, limit=0)
+            return latency_summary(samples, total)
+
+    def latency_samples(self, *, env: str | None = None, task_id: str | None = None) -> dict[str, list[float]]:
+        with self._session() as s:
+            return repo.latency_samples(s, env=env, task_id=task_id)
+
+    def outcomes(self, *, env: str | None = None, task_id: str | None = None) -> list[tuple]:
+        with self._session() as s:
+            return repo.outcomes(s, env=env, task_id=task_id)
+
+    def counts(self, column: str, *, env: str | None = None) -> dict[str, int]:
+        with self._session() as s:
+            return repo.counts_by(s, column=column, env=env)
