@@ -35,6 +35,10 @@ class Settings(BaseSettings):
     sandbox: Literal["local", "docker"] = "local"
     #: Episode store (SQLAlchemy URL); SQLite under data_dir by default.
     database_url: str | None = None
+    #: Record every session in the episode store (off for `envhub validate`'s own episodes).
+    store_enabled: bool = True
+    #: Episode events held in memory while the store cannot be written; beyond this they are dropped.
+    store_buffer: int = Field(default=100_000, ge=100)
     #: PostgreSQL URL for the db family's per-session databases; SQLite files when unset.
     db_family_url: str | None = None
 
