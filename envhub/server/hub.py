@@ -11,6 +11,7 @@ from envhub.config import Settings
 from envhub.env import Family
 from envhub.sandbox.base import SandboxBackend
 from envhub.server.sessions import SessionManager
+from envhub.store import EpisodeStore
 from envhub.tasks.catalog import Catalog
 from envhub.verify.runner import VerifierRunner
 
@@ -35,6 +36,7 @@ class Hub:
     backend: SandboxBackend
     verifier: VerifierRunner
     manager: SessionManager
+    store: EpisodeStore | None = None
     extras: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -45,7 +47,12 @@ class Hub:
         backend = make_backend(settings)
         verifier = VerifierRunner(settings, backend)
         manager = SessionManager(settings, families, catalog, backend, verifier)
-        return cls(settings, families, catalog, backend, verifier, manager)
+        store = None
+        if settings.store_enabled:
+            store = EpisodeStore(settings.store_url, spill_dir=settings.data_dir / "store-spill",
+                                 capacity=settings.store_buffer)
+            manager.observers.append(store.writer)
+        return cls(settings, families, catalog, backend, verifier, manager, store)
 
     async def start(self) -> None:
         self.backend.check()
@@ -53,11 +60,15 @@ class Hub:
         for family in self.families.values():
             family.setup(self.settings)
         _ = self.catalog.tasks  # load and index once, before the first request
+        if self.store is not None:
+            await self.store.start()
         await self.manager.start()
         log.info("serving %s with %d tasks", ", ".join(self.families), len(self.catalog.tasks))
 
     async def stop(self) -> None:
         await self.manager.stop()
+        if self.store is not None:
+            await self.store.stop()  # after the sessions closed, so their last events are written
         for family in self.families.values():
             await family.shutdown()
         await self.backend.aclose()
