@@ -1,0 +1,52 @@
+"""`envhub toolchains list|install [LANG ...]`: the SWE family's language toolchains (mounted by
+the main CLI as a Typer sub-app)."""
+
+from __future__ import annotations
+
+import json
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from environments.swe import toolchains
+
+app = typer.Typer(help="Language toolchains for the swe family (Debian packages).", no_args_is_help=True)
+console = Console()
+
+
+@app.command("list")
+def list_cmd(languages: list[str] = typer.Argument(None, help="Languages (default: all 18)."),
+             as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Show which toolchains are present, their versions and package sizes."""
+    try:
+        rows = toolchains.list_toolchains(languages or None)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from e
+    if as_json:
+        typer.echo(json.dumps([r.as_dict() for r in rows], indent=2))
+        return
+    table = Table("language", "present", "version", "report", "packages", "MiB")
+    for r in rows:
+        pkgs = " ".join(p if ok else f"[red]{p}[/red]" for p, ok in r.installed.items())
+        table.add_row(r.language, "[green]yes[/green]" if r.present else "[red]no[/red]", r.version, r.report, pkgs,
+                      f"{r.size_kib / 1024:.1f}")
+    console.print(table)
+
+
+@app.command("install")
+def install_cmd(languages: list[str] = typer.Argument(None, help="Languages (default: all 18)."),
+                dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be installed.")) -> None:
+    """Install toolchains with apt-get (lists package sizes first)."""
+    try:
+        result = toolchains.install(languages or None, dry_run=dry_run, echo=console.print)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from e
+    if not result["ok"]:
+        raise typer.Exit(1)
+    if result["missing"] and not dry_run:
+        console.print(f"installed in {result['seconds']} s")
+    bad = [r.language for r in toolchains.list_toolchains(languages or None) if not r.present]
+    if bad and not dry_run:
+        console.print(f"[red]still missing after install: {', '.join(bad)}[/red]")
+        raise typer.Exit(1)
