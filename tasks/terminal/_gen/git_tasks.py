@@ -77,3 +77,27 @@ main = commit(repo, {"CHANGELOG.md": "- quieter logs\n"}, "Changelog", 4)
 bundle(repo, "git-merge-conflict", "main", "feature/retry")
 (task_dir("git-merge-conflict") / "tests" / "expected.json").write_text(
     json.dumps({"main": main, "feature": feature}) + "\n")
+
+# -- release-pipeline ----------------------------------------------------------------------------
+repo = new_repo()
+commit(repo, {
+    "VERSION": "1.2.0\n",
+    "README.md": "# greet\n\nPrints a greeting. `make` builds `bin/greet`.\n",
+    "CHANGELOG.md": "# Changelog\n\n## Unreleased\n\n- add `--shout`\n- fix exit status on bad flags\n\n"
+                    "## 1.2.0 - 2024-02-01\n\n- first public release\n",
+    "src/greet.c": '#include <stdio.h>\n#include <string.h>\n#include <ctype.h>\n'
+                   'int main(int argc, char **argv) {\n'
+                   '    if (argc > 1 && !strcmp(argv[1], "--version")) { printf("greet %s\\n", VERSION); return 0; }\n'
+                   '    if (argc > 1 && !strcmp(argv[1], "--shout")) { puts("HELLO!"); return 0; }\n'
+                   '    if (argc > 1) { fprintf(stderr, "unknown flag %s\\n", argv[1]); return 1; }\n'
+                   '    puts("hello"); return 0;\n}\n',
+    "Makefile": 'VERSION := $(shell cat VERSION)\n\nbin/greet: src/greet.c VERSION\n\tmkdir -p bin\n'
+                '\t$(CC) -O2 -Wall -DVERSION=\'"$(VERSION)"\' -o $@ src/greet.c\n\n'
+                'clean:\n\trm -rf bin\n\n.PHONY: clean\n',
+    ".gitignore": "bin/\n",
+}, "greet 1.2.0", 0)
+git(repo, "tag", "-a", "v1.2.0", "-m", "greet 1.2.0", date="2024-02-01T00:00:00Z")
+head = commit(repo, {"src/greet.c": (repo / "src/greet.c").read_text().replace("return 1;", "return 2;")},
+              "Fix exit status on bad flags", 1)
+bundle(repo, "release-pipeline", "main", "v1.2.0")
+(task_dir("release-pipeline") / "tests" / "expected.json").write_text(json.dumps({"base": head}) + "\n")

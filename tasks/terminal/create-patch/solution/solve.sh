@@ -1,0 +1,2 @@
+cd /workspace
+diff -ruN old new > release.patch || [ $? -eq 1 ]
