@@ -29,6 +29,8 @@ def fmt_seconds(value: float | None) -> str:
     """Human latency: 3.2 ms, 41 ms, 1.27 s."""
     if value is None:
         return "–"
+    if value < 0.001:
+        return f"{value * 1e6:.0f} µs"
     if value < 1:
         ms = value * 1000
         return f"{ms:.1f} ms" if ms < 10 else f"{ms:.0f} ms"

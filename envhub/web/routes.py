@@ -1,0 +1,76 @@
+"""The registry browser's pages: thin handlers over `views`, rendered by `render`.
+
+Query strings are read as plain, length-capped strings and never validated into errors: a
+malformed or hostile value is just a filter that matches nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, Response
+
+from envhub.errors import NotFound
+from envhub.server.deps import HubDep
+from envhub.web import views
+from envhub.web.render import HEADERS, HERE, not_found, page
+
+router = APIRouter(include_in_schema=False)
+STATIC = {"app.css": "text/css", "app.js": "text/javascript"}
+MAX_PARAM = 200
+
+
+def _params(request: Request) -> dict[str, str]:
+    return {k: v[:MAX_PARAM] for k, v in request.query_params.items()}
+
+
+async def _render(template: str, build: Callable[..., dict[str, Any]], *args: Any, what: str = "page") -> Response:
+    """Build the context off the event loop (file hashing, database reads), then render."""
+    try:
+        context = await asyncio.to_thread(build, *args)
+    except NotFound as e:
+        return not_found(what, e.detail)
+    except views.StoreDown as e:
+        return page("404.html", status=503, title="episode store unavailable", what="episode", detail=str(e))
+    return page(template, **context)
+
+
+@router.get("/", response_class=HTMLResponse)
+async def home(hub: HubDep) -> Response:
+    return await _render("index.html", views.index, hub)
+
+
+@router.get("/envs/{name}", response_class=HTMLResponse)
+async def env_detail(name: str, hub: HubDep) -> Response:
+    return await _render("env.html", views.env_page, hub, name, what="environment")
+
+
+@router.get("/tasks", response_class=HTMLResponse)
+async def tasks(request: Request, hub: HubDep) -> Response:
+    return await _render("tasks.html", views.tasks_page, hub, _params(request))
+
+
+@router.get("/tasks/{task_id:path}", response_class=HTMLResponse)
+async def task_detail(task_id: str, hub: HubDep) -> Response:
+    return await _render("task.html", views.task_page, hub, task_id, what="task")
+
+
+@router.get("/episodes", response_class=HTMLResponse)
+async def episodes(request: Request, hub: HubDep) -> Response:
+    return await _render("episodes.html", views.episodes_page, hub, _params(request))
+
+
+@router.get("/episodes/{episode_id}", response_class=HTMLResponse)
+async def episode_detail(episode_id: str, request: Request, hub: HubDep) -> Response:
+    return await _render("episode.html", views.episode_page, hub, episode_id, _params(request), what="episode")
+
+
+@router.get("/static/{name}")
+async def static(name: str) -> Response:
+    if name not in STATIC:
+        return not_found("file", f"no static file {name!r}")
+    return FileResponse(HERE / "static" / name, media_type=STATIC[name],
+                        headers={**HEADERS, "Cache-Control": "public, max-age=300"})

@@ -1,0 +1,206 @@
+"""What each page shows, assembled from the catalogue, the registry API's models and the store.
+
+Task facts come from `registry.task_info`/`env_info`, the same functions the JSON API uses, so a
+page and `/v1/tasks/{id}` never disagree. Hidden task files (tests/, solution/) are never read
+here: only `task.yaml`, `prompt.md`, the family's tool specs and the validation record.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy.exc import SQLAlchemyError
+
+from envhub.errors import NotFound
+from envhub.server.hub import Hub
+from envhub.server.routes.registry import env_info, task_info
+from envhub.store.stats import latency_summary
+from envhub.tasks.model import Task
+from envhub.web import charts
+
+log = logging.getLogger("envhub.web")
+
+META_FILTERS = {"language": "language", "industry": "industry", "task_type": "task type", "domain": "domain"}
+DIFFICULTIES = ("easy", "medium", "hard")
+STATUSES = ("validated", "rejected", "stale", "unvalidated")
+CHECK_GROUPS = (("static", "static"), ("oracle", "oracle"), ("null", "null agent"), ("determinism", "determinism"),
+                ("mutant", "mutants"), ("exploit", "exploits"), ("family", "family checks"))
+PAGE_SIZE = 50
+STEP_PAGE = 50
+
+
+class StoreDown(Exception):
+    """The episode store could not be read; pages say so instead of failing."""
+
+
+@dataclass
+class Paging:
+    page: int
+    per: int
+    total: int
+
+    @property
+    def pages(self) -> int:
+        return max(1, math.ceil(self.total / self.per))
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * self.per
+
+
+def _store_read(hub: Hub, fn: Any, default: Any) -> tuple[Any, str | None]:
+    if hub.store is None:
+        return default, "the episode store is disabled (ENVHUB_STORE_ENABLED=false)"
+    try:
+        return fn(hub.store), None
+    except SQLAlchemyError as e:
+        log.warning("episode store read failed: %s", e)
+        return default, f"the episode store cannot be read right now ({type(e).__name__})"
+
+
+def served_tasks(hub: Hub) -> list[Task]:
+    return [t for t in hub.catalog.tasks.values() if t.family in hub.families]
+
+
+def group(task: Task) -> str:
+    md = task.config.metadata
+    return " / ".join(str(md[k]) for k in META_FILTERS if md.get(k) not in (None, ""))
+
+
+# -- pages ---------------------------------------------------------------------------------------
+
+def index(hub: Hub) -> dict[str, Any]:
+    tasks = served_tasks(hub)
+    statuses = {t.id: hub.catalog.status(t) for t in tasks}
+    counts, err = _store_read(hub, lambda s: s.counts("env"), {})
+    recent, _ = _store_read(hub, lambda s: s.episodes(limit=10)[0], [])
+    envs = []
+    for name in hub.families:
+        health = Counter(statuses[t.id] for t in tasks if t.family == name)
+        outcomes, _ = _store_read(hub, lambda s, n=name: s.outcomes(env=n), [])
+        envs.append({"info": env_info(hub, name), "health": {s: health.get(s, 0) for s in STATUSES},
+                     "episodes": counts.get(name, 0),
+                     "reward_chart": charts.reward_over_time(outcomes, label=f"{name}: mean reward over time"),
+                     "mix_chart": charts.failure_mix(outcomes, label=f"{name}: outcome mix over time")})
+    return {"envs": envs, "recent": recent, "store_error": err, "task_total": len(tasks)}
+
+
+def env_page(hub: Hub, name: str) -> dict[str, Any]:
+    info = env_info(hub, name)  # NotFound for an unknown family
+    tasks = [t for t in served_tasks(hub) if t.family == name]
+    health = Counter(hub.catalog.status(t) for t in tasks)
+    outcomes, err = _store_read(hub, lambda s: s.outcomes(env=name), [])
+    samples, _ = _store_read(hub, lambda s: s.latency_samples(env=name), {})
+    recent, _ = _store_read(hub, lambda s: s.episodes(env=name, limit=10)[0], [])
+    return {"info": info, "health": {s: health.get(s, 0) for s in STATUSES}, "store_error": err,
+            "recent": recent, "episodes": len(outcomes),
+            "latency": latency_summary(samples, len(outcomes)) if samples else None,
+            "charts": _charts(outcomes, samples, name)}
+
+
+def _charts(outcomes: list, samples: dict[str, list[float]], subject: str) -> dict[str, Any]:
+    return {"reward": charts.reward_over_time(outcomes, label=f"{subject}: mean reward over time"),
+            "mix": charts.failure_mix(outcomes, label=f"{subject}: outcome mix over time"),
+            "latency": {op: charts.latency_histogram(samples.get(op, []), label=f"{subject}: {op} latency")
+                        for op in ("reset", "step", "verify")}}
+
+
+def tasks_page(hub: Hub, params: dict[str, str]) -> dict[str, Any]:
+    served = served_tasks(hub)
+    meta = {k: params[k] for k in META_FILTERS if params.get(k)}
+    env = params.get("env") or None
+    found = [t for t in hub.catalog.filter(env=env, tag=params.get("tag") or None,
+                                           difficulty=params.get("difficulty") or None,
+                                           status=params.get("validation") or None, text=params.get("q") or None,
+                                           meta=meta or None) if t.family in hub.families]
+    paging = Paging(page=_page(params), per=PAGE_SIZE, total=len(found))
+    counts, err = _store_read(hub, lambda s: s.counts("task_id"), {})
+    rows = [{"info": task_info(hub, t), "group": group(t), "episodes": counts.get(t.id, 0)}
+            for t in found[paging.offset:paging.offset + paging.per]]
+    options = {k: sorted({str(t.config.metadata[k]) for t in served if t.config.metadata.get(k) not in (None, "")})
+               for k in META_FILTERS}
+    return {"rows": rows, "paging": paging, "filters": params, "families": list(hub.families),
+            "meta_filters": META_FILTERS, "options": options, "difficulties": DIFFICULTIES, "statuses": STATUSES,
+            "store_error": err}
+
+
+def task_page(hub: Hub, task_id: str) -> dict[str, Any]:
+    task = hub.catalog.get(task_id)
+    if task.family not in hub.families:
+        raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
+    info = task_info(hub, task)
+    record = {k: v for k, v in (task.validation_record() or {}).items() if k != "key"}
+    outcomes, err = _store_read(hub, lambda s: s.outcomes(task_id=task.id), [])
+    samples, _ = _store_read(hub, lambda s: s.latency_samples(task_id=task.id), {})
+    recent, _ = _store_read(hub, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
+    return {"info": info, "task": task, "tools": hub.families[task.family].tool_specs(),
+            "limits": task.config.limits.model_dump(), "record": record, "groups": check_groups(record),
+            "flake": oracle_flake(record), "latency": latency_summary(samples, len(outcomes)),
+            "recent": recent, "episodes": len(outcomes), "store_error": err,
+            "charts": _charts(outcomes, samples, task.id)}
+
+
+def check_groups(record: dict[str, Any]) -> list[dict[str, Any]]:
+    """The validation record's checks by kind: oracle runs, null agent, determinism, mutants, exploits…"""
+    checks: dict[str, bool] = record.get("checks") or {}
+    out = []
+    for prefix, label in CHECK_GROUPS:
+        items = {k: v for k, v in checks.items() if k == prefix or k.startswith(prefix + ":")}
+        if items:
+            out.append({"label": label, "passed": sum(bool(v) for v in items.values()), "total": len(items),
+                        "checks": [(k.split(":", 1)[1] if ":" in k else k, bool(v)) for k, v in sorted(items.items())]})
+    known = {p for p, _ in CHECK_GROUPS}
+    other = {k: v for k, v in checks.items() if k.split(":", 1)[0] not in known}
+    if other:
+        out.append({"label": "other", "passed": sum(bool(v) for v in other.values()), "total": len(other),
+                    "checks": sorted((k, bool(v)) for k, v in other.items())})
+    return out
+
+
+def oracle_flake(record: dict[str, Any]) -> dict[str, Any] | None:
+    """How often the oracle fell short of the maximum reward across validation runs."""
+    rewards = record.get("oracle_rewards")
+    if not rewards:
+        return None
+    short = sum(1 for r in rewards if r is None or r < 1.0)
+    return {"short": short, "runs": len(rewards), "rate": short / len(rewards)}
+
+
+def episodes_page(hub: Hub, params: dict[str, str]) -> dict[str, Any]:
+    page = _page(params)
+    filters = {"env": params.get("env") or None, "task_id": params.get("task") or None,
+               "failure_class": params.get("outcome") or None}
+    (rows, total), err = _store_read(
+        hub, lambda s: s.episodes(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
+    return {"rows": rows, "paging": Paging(page=page, per=PAGE_SIZE, total=total), "filters": params,
+            "families": list(hub.families), "outcomes": charts.OUTCOMES, "store_error": err}
+
+
+def episode_page(hub: Hub, episode_id: str, params: dict[str, str]) -> dict[str, Any]:
+    detail, err = _store_read(hub, lambda s: s.episode(episode_id), None)
+    if err:
+        raise StoreDown(err)
+    if detail is None:
+        raise NotFound(f"no recorded episode {episode_id!r}", kind="episode", name=episode_id)
+    total = detail.step_count
+    wanted_step = _int(params.get("step"), 0)
+    page = (wanted_step - 1) // STEP_PAGE + 1 if wanted_step > 0 else _page(params)
+    (steps, total), _ = _store_read(
+        hub, lambda s: s.steps(episode_id, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
+    return {"ep": detail, "steps": steps, "paging": Paging(page=page, per=STEP_PAGE, total=total),
+            "task_known": detail.task_id in hub.catalog.tasks, "store_error": None}
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return int(str(value))
+    except ValueError:
+        return default
+
+
+def _page(params: dict[str, str]) -> int:
+    return min(max(1, _int(params.get("page"), 1)), 1_000_000)
