@@ -13,6 +13,7 @@ from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
 from envhub.server.routes import health, openenv, registry, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
+from envhub.web import router as web_router
 
 
 def create_app(settings: Settings | None = None, hub: Hub | None = None) -> FastAPI:
@@ -32,6 +33,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     problems.install(app)
     for module in (sessions, ws, registry, health, openenv):
         app.include_router(module.router)
+    app.include_router(web_router)  # the registry browser at /
     for mount in hub.extras.get("routers", []):
         app.include_router(mount)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)
