@@ -116,7 +116,7 @@ def show(task_id: str, as_json: JsonOpt = False) -> None:
             "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
             "tools": tools, "validation": {"status": catalog.status(task), **{k: v for k, v in record.items()
                                                                                 if k != "key"}},
-            "prompt": task.prompt}
+            "prompt": task.prompt, "latency": _task_latency(task.id)}
     if as_json:
         _print_json(info)
         return
@@ -127,8 +127,64 @@ def show(task_id: str, as_json: JsonOpt = False) -> None:
                   ", ".join(f"{k}={v}" for k, v in record.items() if k in ("validated_at", "runs", "seconds")))
     for rej in record.get("rejections", []):
         table.add_row("", f"[red]{rej}[/red]")
+    _latency_rows(table, info["latency"])
     console.print(table)
     console.print(info["prompt"], markup=False)
+
+
+def _task_latency(task_id: str) -> dict[str, Any]:
+    """Reset/step/verify p50/p99 from recorded episodes: the same figures as the task's web page."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from envhub.store import EpisodeStore
+
+    store = EpisodeStore(get_settings().store_url)
+    try:
+        return store.latency(task_id=task_id).model_dump()
+    except SQLAlchemyError as e:
+        return {"error": f"episode store unreadable: {type(e).__name__}"}
+    finally:
+        store.engine.dispose()
+
+
+def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
+    from envhub.store.stats import fmt_seconds
+
+    if "error" in latency:
+        table.add_row("latency", f"[yellow]{latency['error']}[/yellow]")
+        return
+    table.add_row("episodes", str(latency["episodes"]))
+    for f in latency["figures"]:
+        table.add_row(f"{f['op']} latency", f"p50 {fmt_seconds(f['p50_s'])}  p99 {fmt_seconds(f['p99_s'])}  "
+                                            f"(n={f['n']})")
+
+
+@app.command()
+def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
+             env: str = typer.Option(None, "--env", help="Only this family."),
+             outcome: str = typer.Option(None, help="Only this failure class (or 'unverified')."),
+             limit: int = typer.Option(50, min=1, max=10_000), as_json: JsonOpt = False) -> None:
+    """Recorded episodes, newest first (from the episode store)."""
+    from envhub.store import EpisodeStore
+    from envhub.store.stats import fmt_seconds
+
+    store = EpisodeStore(get_settings().store_url)
+    try:
+        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, limit=limit)
+    finally:
+        store.engine.dispose()
+    if as_json:
+        _print_json({"total": total, "episodes": [r.model_dump(mode="json") for r in rows]})
+        return
+    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""))
+    for col in ("started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"):
+        table.add_column(col, justify="right" if col in ("steps", "reward", "verify") else "left")
+    for r in rows:
+        colour = "green" if r.outcome == "ok" else "dim" if r.outcome == "unverified" else "red"
+        table.add_row(r.created_at.strftime("%Y-%m-%d %H:%M:%S"), r.id, r.task_id, r.harness,
+                      r.policy_version or "-", str(r.step_count), "-" if r.reward is None else f"{r.reward:.3g}",
+                      f"[{colour}]{r.outcome}[/{colour}]", fmt_seconds(r.verify_s))
+    console.print(table)
 
 
 @contextlib.contextmanager
@@ -267,7 +323,7 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
     from envhub.validate.core import Validator
 
     needed = sorted({t.family for t in tasks})
-    hub = _hub(settings.model_copy(update={"families": needed}))
+    hub = _hub(settings.model_copy(update={"families": needed, "store_enabled": False}))  # not training episodes
     await hub.start()
     validator = Validator(hub, runs=runs, write=write)
     reports = []
