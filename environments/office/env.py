@@ -1,0 +1,107 @@
+"""OfficeVerse: a workspace of docx/xlsx/pptx/pdf documents and tools to read, create and edit them.
+
+State is a folder on the host (`ctx.workdir/workspace`, a copy of the task's `state/`); tools are
+Python functions in the server process, run in a worker thread so the event loop never blocks.
+One warm LibreOffice per server recalculates workbooks and exports PDFs (see `lo.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from environments.office import export, judge
+from environments.office.lo import LibreOffice
+from environments.office.mutators import MUTATORS
+from environments.office.tools import TOOLS, Tools
+from environments.office.workspace import Workspace
+from envhub.config import Settings
+from envhub.env import EnvContext, Environment, Family, Mutator
+from envhub.errors import EnvError
+from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.tasks.model import Task
+
+
+class OfficeEnvironment(Environment):
+    def __init__(self, ctx: EnvContext, family: OfficeFamily) -> None:
+        self.ctx = ctx
+        self.family = family
+        self.ws = Workspace(ctx.workdir / "workspace")
+        self.task: Task | None = None
+        self.tools_ = Tools(self.ws, family.office, ctx.settings.max_output_bytes)
+
+    def tools(self) -> list[ToolSpec]:
+        return TOOLS
+
+    async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
+        self.task = task
+        try:
+            await asyncio.to_thread(self.ws.reset_from, task.state_dir)
+        except OSError as e:
+            raise EnvError(f"cannot prepare the workspace: {e}") from e
+        files = [self.ws.rel(p) for p in self.ws.files()]
+        return Observation(text=f"{task.prompt}\n\nWorkspace files: {', '.join(files) or '(none)'}",
+                           data={"files": files})
+
+    async def step(self, call: ToolCall) -> Observation:
+        if self.task is None:
+            raise EnvError("environment was not reset")
+        text, data = await asyncio.to_thread(self.tools_.run, call.tool, dict(call.arguments))
+        return Observation(text=text, data=data)
+
+    async def export_state(self, dest: Path) -> None:
+        if self.task is None:
+            raise EnvError("environment was not reset")
+        await asyncio.to_thread(export.copy_workspace, self.ws.root, dest)
+        await asyncio.to_thread(export.refresh_recalc, dest, self.family.office())
+        settings = self.ctx.settings
+        rubric_p = self.task.tests_dir / "rubric.json"
+        if settings.judge_url and rubric_p.is_file():
+            rubric = json.loads(rubric_p.read_text())
+            files = [dest / f for f in self.task.config.metadata.get("deliverables", [])]
+            scores = await asyncio.to_thread(judge.judge, settings.judge_url, settings.judge_model,
+                                             self.task.prompt, rubric, files)
+            (dest / export.ENVHUB_DIR / "judge.json").write_text(json.dumps({"scores": scores}))
+        for p in (dest, *dest.rglob("*")):
+            p.chmod(0o755 if p.is_dir() else 0o644)
+
+    async def healthy(self) -> bool:
+        return self.ws.root.is_dir()
+
+    async def close(self) -> None:
+        self.task = None
+
+
+class OfficeFamily(Family):
+    name = "office"
+    description = ("OfficeVerse: business documents (docx, xlsx, pptx, pdf) across 11 industries and 12 task types; "
+                   "verifiers read parsed documents and LibreOffice-recalculated values.")
+
+    def __init__(self) -> None:
+        self._office: LibreOffice | None = None
+        self._root: Path | None = None
+
+    def setup(self, settings: Settings) -> None:
+        self._root = settings.data_dir / "office"
+
+    def office(self) -> LibreOffice:
+        """The server's one warm LibreOffice, started on first use."""
+        if self._office is None:
+            root = self._root or Path(os.environ.get("ENVHUB_OFFICE_LO_DIR", "/tmp/envhub-office-lo"))
+            self._office = LibreOffice(root, deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")))
+        return self._office
+
+    async def shutdown(self) -> None:
+        if self._office is not None:
+            await asyncio.to_thread(self._office.kill)
+
+    def make(self, ctx: EnvContext) -> OfficeEnvironment:
+        return OfficeEnvironment(ctx, self)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return TOOLS
+
+    def mutators(self) -> dict[str, Mutator]:
+        return dict(MUTATORS)

@@ -1,0 +1,126 @@
+"""Generate the OfficeVerse task set: every industry × task type, plus Korean instances.
+
+    python -m environments.office.generate --out tasks/office --seed 7
+
+Each task folder gets `task.yaml` (seed, industry, task type and language in `metadata`),
+`prompt.md`, `state/` (the starting documents), `tests/` (the task type's verifier from
+`checks/`, the shared checks, `expected.json`, and `rubric.json` for open-ended types) and
+`solution/actions.json` (the oracle, as tool calls). The same seed gives the same tasks; a
+different seed gives fresh instances. Data comes only from packages installed here (Faker,
+statsmodels, scikit-learn); PDFs are made with the local LibreOffice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+import yaml
+
+from environments.office import tasktypes
+from environments.office.data import INDUSTRIES
+from environments.office.lo import LibreOffice
+
+CHECKS = Path(__file__).with_name("checks")
+#: (type, industry) pairs that also get a Korean instance: two per task type, 24 in all.
+KOREAN_PER_TYPE = 2
+
+
+def korean_cells() -> list[tuple[str, str]]:
+    keys = list(INDUSTRIES)
+    out = []
+    for n, t in enumerate(tasktypes.TYPES):
+        for j in range(KOREAN_PER_TYPE):
+            out.append((t, keys[(n * KOREAN_PER_TYPE + j) % len(keys)]))
+    return out
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, lo: LibreOffice) -> Path:
+    slug, type_name = tasktypes.TYPES[ttype]
+    name = f"{ttype.lower()}-{slug}" + ("-ko" if lang == "ko" else "")
+    task_dir = out_dir / industry / name
+    if task_dir.exists():
+        shutil.rmtree(task_dir)
+    state = task_dir / "state"
+    state.mkdir(parents=True)
+    ctx = tasktypes.Ctx(INDUSTRIES[industry], lang, seed, state)
+    builder = tasktypes.BUILDERS[ttype]
+    if ttype in tasktypes.NEEDS_PDF:
+        built = builder(ctx, lo.to_pdf)
+    else:
+        built = builder(ctx)
+    tasktypes.cleanup_tmp(state)
+    tests = task_dir / "tests"
+    tests.mkdir()
+    expected = dict(built.expected, deliverables=built.deliverables,
+                    unchanged={rel: _sha(state / rel) for rel in built.inputs})
+    (tests / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1), encoding="utf-8")
+    body = (CHECKS / f"{ttype.lower()}_{slug}.py").read_text() + "\n" + (CHECKS / "_common.py").read_text()
+    (tests / f"test_{slug}.py").write_text(body)
+    if built.rubric:
+        (tests / "rubric.json").write_text(json.dumps(built.rubric, ensure_ascii=False, indent=1), encoding="utf-8")
+    (task_dir / "solution").mkdir()
+    (task_dir / "solution" / "actions.json").write_text(json.dumps(built.actions, ensure_ascii=False, indent=1),
+                                                        encoding="utf-8")
+    (task_dir / "prompt.md").write_text(built.prompt + "\n", encoding="utf-8")
+    config = {
+        "id": f"office/{industry}/{name}", "family": "office", "version": 1, "title": built.title,
+        "difficulty": built.difficulty,
+        "tags": [industry, ttype, slug, lang] + sorted({Path(d).suffix.lstrip(".") for d in built.deliverables}),
+        "limits": {"step_timeout_s": 60, "max_steps": 80, "verify_timeout_s": 120, "memory_mb": 2048},
+        "metadata": {"industry": industry, "industry_name": INDUSTRIES[industry].name, "task_type": ttype,
+                     "task_type_name": type_name, "language": lang, "seed": seed,
+                     "generator": "environments.office.generate", "deliverables": built.deliverables,
+                     "inputs": built.inputs, "mutate": built.mutate},
+    }
+    (task_dir / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return task_dir
+
+
+def plan() -> list[tuple[str, str, str]]:
+    """(task type, industry, language) for every task: the full 11 × 12 grid, then the Korean set."""
+    grid = [(t, i, "en") for i in INDUSTRIES for t in tasktypes.TYPES]
+    return grid + [(t, i, "ko") for t, i in korean_cells()]
+
+
+def task_seed(seed: int, ttype: str, industry: str, lang: str) -> int:
+    digest = hashlib.sha256(f"{seed}:{ttype}:{industry}:{lang}".encode()).hexdigest()
+    return int(digest[:8], 16)
+
+
+def generate(out_dir: Path, seed: int, only: list[str] | None = None) -> list[Path]:
+    """Write every task below `out_dir`; `only` limits to some task types (e.g. ["T01"])."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    made = []
+    with tempfile.TemporaryDirectory(prefix="office-gen-") as tmp:
+        lo = LibreOffice(Path(tmp))
+        try:
+            for ttype, industry, lang in plan():
+                if only and ttype not in only:
+                    continue
+                made.append(build_task(out_dir, ttype, industry, lang, task_seed(seed, ttype, industry, lang), lo))
+        finally:
+            lo.kill()
+    return made
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", type=Path, default=Path("tasks/office"))
+    ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--only", nargs="*", help="task types to generate, e.g. T01 T05")
+    args = ap.parse_args()
+    made = generate(args.out, args.seed, args.only)
+    print(f"wrote {len(made)} tasks under {args.out}")  # noqa: T201 - CLI output
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,80 @@
+"""T2: a calculation model with live formulas, checked after LibreOffice recalculation."""
+import json
+from pathlib import Path
+
+from verifiers import check
+from verifiers import office as ov
+
+E = json.loads(Path(__file__).with_name("expected.json").read_text(encoding="utf-8"))
+
+N = E["n"]
+TOTAL = f"B{N + 2}"
+
+
+def _model(values=False):
+    return ov.sheet(ov.values(E["file"]) if values else ov.formulas(E["file"]), "Model")
+
+
+@check("model-sheet")
+def test_model_sheet():
+    ws = _model()
+    assert (ws["A1"].value, ws["B1"].value) == ("Item", "Cost"), "Model!A1:B1 must be Item, Cost"
+
+
+@check("cost-formulas-live")
+def test_cost_formulas():
+    ws = _model()
+    for r in range(2, N + 2):
+        f = ov.formula(ws, f"B{r}")
+        assert f is not None, f"Model!B{r} is not a formula"
+        assert "Inputs!" in f.replace("'", ""), f"Model!B{r} = {f} does not reference the Inputs sheet"
+
+
+@check("total-formula-live")
+def test_total_formula():
+    f = ov.formula(_model(), TOTAL)
+    assert f is not None and "SUM" in f.upper(), f"Model!{TOTAL} must be a SUM formula, got {_model()[TOTAL].value!r}"
+
+
+@check("costs-correct")
+def test_costs():
+    ws = _model(values=True)
+    for r, (item, cost) in enumerate(zip(E["items"], E["costs"]), 2):
+        assert ws[f"A{r}"].value == item, f"Model!A{r} is {ws[f'A{r}'].value!r}, expected {item!r}"
+        ov.assert_close(ws[f"B{r}"].value, cost, f"Model!B{r}")
+
+
+@check("total-correct")
+def test_total():
+    ov.assert_close(_model(values=True)[TOTAL].value, E["total"], f"Model!{TOTAL}")
+
+
+@check("inputs-sheet-unchanged", kind="collateral")
+def test_inputs_unchanged():
+    got = ov.rows(ov.sheet(ov.formulas(E["file"]), "Inputs"))
+    exp = E["inputs"]
+    same = len(got) == len(exp) and all(list(g[:len(e)]) == e and all(v is None for v in g[len(e):])
+                                        for g, e in zip(got, exp))
+    assert same, "the Inputs sheet was changed"
+
+# --- checks every OfficeVerse task has (appended to each task's verifier by the generator) ---
+
+
+@check("no-hidden-content", kind="anti_hack")
+def test_no_hidden_content():
+    for rel in E["deliverables"]:
+        ov.assert_no_hidden_content(rel)
+
+
+if E.get("unchanged"):
+    @check("inputs-unchanged", kind="collateral")
+    def test_inputs_unchanged():
+        ov.assert_unchanged(E["unchanged"])
+
+
+_JUDGE = ov.judge_scores()
+if _JUDGE:  # only when the server-side judge ran (ENVHUB_JUDGE_URL); otherwise reward is mechanical only
+    @check("quality-rubric", kind="quality")
+    def test_quality_rubric(request):
+        score = sum(_JUDGE.values()) / len(_JUDGE)
+        request.node.user_properties.append(("score", score))

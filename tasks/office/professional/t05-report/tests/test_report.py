@@ -1,0 +1,79 @@
+"""T5: a business report written from data, with required structure and figures."""
+import json
+from pathlib import Path
+
+from verifiers import check
+from verifiers import office as ov
+
+E = json.loads(Path(__file__).with_name("expected.json").read_text(encoding="utf-8"))
+
+
+
+def _doc():
+    return ov.docx(E["file"])
+
+
+@check("title")
+def test_title():
+    heads = ov.headings(_doc())
+    assert heads and heads[0] == (0, E["title"]), f"first heading is {heads[:1]}, expected Title {E['title']!r}"
+
+
+@check("sections-in-order")
+def test_sections():
+    h1 = [t for lvl, t in ov.headings(_doc()) if lvl == 1]
+    assert h1 == E["headings"], f"Heading 1 sections are {h1}, expected {E['headings']}"
+
+
+@check("sections-have-body")
+def test_bodies():
+    d = _doc()
+    for h in E["headings"]:
+        assert ov.words(ov.section_text(d, h)) >= 3 or h == E["headings"][1], f"section {h!r} has no body text"
+
+
+@check("grand-total-in-summary")
+def test_grand_total():
+    body = ov.section_text(_doc(), E["headings"][0])
+    want = f"{E['grand']:,.2f}"
+    assert want in body, f"the summary does not state the grand total {want}"
+
+
+@check("key-figures-table")
+def test_table():
+    tables = ov.tables(_doc())
+    match = [t for t in tables if t and t[0][:2] == ["Category", "Total"]]
+    assert match, f"no table with header Category, Total (tables: {[t[0] for t in tables if t]})"
+    rows = match[0][1:]
+    assert [r[0] for r in rows] == list(E["totals"]), f"table categories are {[r[0] for r in rows]}"
+    for r in rows:
+        exp = E["totals"][r[0]]
+        assert r[1] == f"{exp:,.2f}", f"{r[0]}: {r[1]!r}, expected {exp:,.2f}"
+
+
+@check("length-bounds")
+def test_length():
+    n = ov.words(ov.text(_doc()))
+    assert E["min_words"] <= n <= E["max_words"], f"{n} words, expected {E['min_words']}..{E['max_words']}"
+
+# --- checks every OfficeVerse task has (appended to each task's verifier by the generator) ---
+
+
+@check("no-hidden-content", kind="anti_hack")
+def test_no_hidden_content():
+    for rel in E["deliverables"]:
+        ov.assert_no_hidden_content(rel)
+
+
+if E.get("unchanged"):
+    @check("inputs-unchanged", kind="collateral")
+    def test_inputs_unchanged():
+        ov.assert_unchanged(E["unchanged"])
+
+
+_JUDGE = ov.judge_scores()
+if _JUDGE:  # only when the server-side judge ran (ENVHUB_JUDGE_URL); otherwise reward is mechanical only
+    @check("quality-rubric", kind="quality")
+    def test_quality_rubric(request):
+        score = sum(_JUDGE.values()) / len(_JUDGE)
+        request.node.user_properties.append(("score", score))
