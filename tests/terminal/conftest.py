@@ -20,6 +20,9 @@ from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.server.hub import Hub
 from envhub.verify import runtime
 
+#: Harbor sample tasks hold their own test_*.py files, which are data here, not our tests.
+collect_ignore_glob = ["fixtures/*"]
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Iterator[Path]:
@@ -36,6 +39,12 @@ def data_dir() -> Iterator[Path]:
 
 def hub_settings(data_dir: Path, tasks_dir: Path | None = None) -> Settings:
     return Settings(data_dir=data_dir, tasks_dir=tasks_dir or REPO_ROOT / "tasks", families=["terminal"])
+
+
+@pytest.fixture(scope="session")
+def make_settings(data_dir: Path):
+    """Settings for a terminal-only hub over `tasks_dir` (the repo's tasks by default)."""
+    return lambda tasks_dir=None: hub_settings(data_dir, tasks_dir)
 
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
