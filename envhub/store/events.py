@@ -64,6 +64,7 @@ def plain(event: Event) -> Event:
         args, args_cut = _cut(json.dumps(action.get("arguments", {}), ensure_ascii=False, default=str),
                               MAX_ARGUMENTS_CHARS)
         text, text_cut = _cut(str(obs.get("text", "")), MAX_OBSERVATION_CHARS)
+        text_cut = text_cut or len(text) >= MAX_OBSERVATION_CHARS  # the session log cut it already, unmarked
         out["entry"] = {"step": int(entry["step"]), "tool": str(action.get("tool", ""))[:128], "arguments": args,
                         "arguments_cut": args_cut, "observation": text, "observation_cut": text_cut,
                         "is_error": bool(obs.get("is_error")), "failure": str(entry.get("failure", "ok")),

@@ -22,18 +22,20 @@ T = TypeVar("T")
 class EpisodeStore:
     """Reads are synchronous (call them from a thread, or use `run`); writes go through `writer`."""
 
-    def __init__(self, url: str, *, spill_dir: Path | None = None, capacity: int = 100_000) -> None:
+    def __init__(self, url: str, *, spill_dir: Path | None = None, capacity: int = 100_000,
+                 busy_timeout_ms: int = 5000, drain_timeout_s: float = 10.0) -> None:
         self.url = url
-        self.engine: Engine = make_engine(url)
+        self.engine: Engine = make_engine(url, busy_timeout_ms=busy_timeout_ms)
         self.sessions = sessionmaker(self.engine, expire_on_commit=False)
         self.writer = EpisodeWriter(self.engine, capacity=capacity, spill_dir=spill_dir)
+        self.drain_timeout_s = drain_timeout_s
         self._schema_ready = False
 
     async def start(self) -> None:
         await self.writer.start()
 
     async def stop(self) -> None:
-        await self.writer.stop()
+        await self.writer.stop(timeout_s=self.drain_timeout_s)
         self.engine.dispose()
 
     async def run(self, fn: Callable[[EpisodeStore], T]) -> T:

@@ -1,0 +1,175 @@
+"""The episode store records real sessions, and loses nothing while the database is unavailable."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from conftest import echo_settings
+from prometheus_client import REGISTRY
+
+from envhub.server.hub import Hub
+from envhub.spec import ResetRequest, StepRequest, ToolCall
+from envhub.store import EpisodeStore
+
+
+def metric(name: str) -> float:
+    return REGISTRY.get_sample_value(name) or 0.0
+
+
+def hub_with_store(data_dir: Path, **store_kw: object) -> Hub:
+    """A hub whose store has test-sized timeouts (the wiring itself is tested by the round trip)."""
+    settings = echo_settings(data_dir, store_enabled=False)
+    hub = Hub.build(settings)
+    hub.store = EpisodeStore(settings.store_url, spill_dir=data_dir / "store-spill", **store_kw)  # type: ignore[arg-type]
+    hub.manager.observers.append(hub.store.writer)
+    return hub
+
+
+async def run_episode(hub: Hub, messages: list[str], *, verify: bool = True, policy: str | None = None) -> str:
+    m = hub.manager
+    c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", policy_version=policy))
+    for msg in messages:
+        await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": msg})))
+    if verify:
+        await m.verify(c.session_id)
+    await m.close(c.session_id)
+    return c.session_id
+
+
+@contextmanager
+def locked(db: Path) -> Iterator[None]:
+    """Hold SQLite's write lock from another connection, as a stuck writer or a full disk would."""
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.execute("BEGIN EXCLUSIVE")
+    try:
+        yield
+    finally:
+        conn.execute("ROLLBACK")
+        conn.close()
+
+
+async def test_round_trip_through_the_hub(data_dir: Path) -> None:
+    hub = Hub.build(echo_settings(data_dir))
+    assert hub.store is not None and hub.store.writer in hub.manager.observers
+    await hub.start()
+    try:
+        sid = await run_episode(hub, ["hello", "done"], policy="policy-7")
+        assert await hub.store.writer.flush()
+        ep = hub.store.episode(sid)
+        assert ep is not None
+        assert (ep.env, ep.task_id, ep.harness, ep.policy_version) == ("echo", "echo/say-done", "plain", "policy-7")
+        assert (ep.reward, ep.passed, ep.failure_class, ep.step_count) == (1.0, True, "ok", 2)
+        assert ep.ended_at is not None and ep.reset_s is not None and ep.verify_s is not None
+        assert [(c.id, c.passed) for c in ep.checks] == [("said-done", True)]
+        steps, total = hub.store.steps(sid)
+        assert total == 2 and [s.observation for s in steps] == ["hello", "done"]
+        assert steps[0].arguments == {"message": "hello"} and steps[0].tool == "echo"
+        lat = hub.store.latency(task_id="echo/say-done")
+        assert lat.episodes == 1 and {f.op: f.n for f in lat.figures} == {"reset": 1, "step": 2, "verify": 1}
+    finally:
+        await hub.stop()
+
+
+async def test_long_observations_are_bounded(data_dir: Path) -> None:
+    hub = hub_with_store(data_dir)
+    await hub.start()
+    try:
+        sid = await run_episode(hub, ["x" * 50_000], verify=False)
+        assert await hub.store.writer.flush()
+        (step,), _ = hub.store.steps(sid)
+        assert len(step.observation) == 4000 and step.observation_cut
+        assert step.arguments_cut and isinstance(step.arguments, str) and len(step.arguments) == 8000
+    finally:
+        await hub.stop()
+
+
+async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_dir: Path) -> None:
+    hub = hub_with_store(data_dir, busy_timeout_ms=200)
+    await hub.start()
+    store = hub.store
+    assert store is not None
+    db = data_dir / "envhub.sqlite3"
+    try:
+        await run_episode(hub, ["warm-up"], verify=False)  # creates the file and the schema
+        assert await store.writer.flush()
+        errors_before = metric("envhub_store_write_errors_total")
+        with locked(db):
+            started = time.monotonic()
+            sid = await run_episode(hub, [f"m{i}" for i in range(20)] + ["done"])
+            await asyncio.sleep(1.0)  # several write attempts fail meanwhile
+            assert store.writer.pending > 0, "events should wait in the buffer while the database is locked"
+            assert metric("envhub_store_write_errors_total") > errors_before
+            assert metric("envhub_store_pending") == store.writer.pending
+            assert store.episode(sid) is None  # readers still work (WAL); the episode is not there yet
+            assert time.monotonic() - started < 5.0  # verify ran; no step waited on the database
+        assert await store.writer.flush(timeout_s=30)
+        ep = store.episode(sid)
+        assert ep is not None and ep.step_count == 21 and ep.reward == 1.0 and ep.ended_at is not None
+        assert store.steps(sid)[1] == 21
+        assert store.writer.dropped == 0
+    finally:
+        await hub.stop()
+
+
+async def test_buffer_overflow_is_counted(data_dir: Path) -> None:
+    hub = hub_with_store(data_dir, busy_timeout_ms=100, capacity=10)
+    await hub.start()
+    store = hub.store
+    assert store is not None
+    try:
+        await run_episode(hub, ["warm-up"], verify=False)
+        assert await store.writer.flush()
+        dropped_before = metric("envhub_store_dropped_total")
+        with locked(data_dir / "envhub.sqlite3"):
+            await run_episode(hub, [f"m{i}" for i in range(40)], verify=False)
+            assert store.writer.dropped > 0
+            assert metric("envhub_store_dropped_total") - dropped_before == store.writer.dropped
+            assert store.writer.pending <= 10 + store.writer.batch_size
+        assert await store.writer.flush(timeout_s=30)
+    finally:
+        await hub.stop()
+
+
+async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path) -> None:
+    hub = hub_with_store(data_dir, busy_timeout_ms=100, drain_timeout_s=1.0)
+    await hub.start()
+    await run_episode(hub, ["warm-up"], verify=False)
+    assert hub.store is not None and await hub.store.writer.flush()
+    with locked(data_dir / "envhub.sqlite3"):
+        sid = await run_episode(hub, ["a", "b", "done"])
+        await hub.stop()  # the database never came back: events go to a spill file
+    spilled = list((data_dir / "store-spill").glob("spill-*.jsonl"))
+    assert len(spilled) == 1 and spilled[0].stat().st_size > 0
+
+    hub2 = hub_with_store(data_dir)
+    await hub2.start()
+    try:
+        assert hub2.store is not None and await hub2.store.writer.flush()
+        ep = hub2.store.episode(sid)
+        assert ep is not None and ep.step_count == 3 and ep.reward == 1.0
+        assert hub2.store.steps(sid)[1] == 3
+        assert not list((data_dir / "store-spill").glob("spill-*.jsonl"))
+    finally:
+        await hub2.stop()
+
+
+async def test_an_unwritable_event_is_dropped_alone(data_dir: Path) -> None:
+    hub = hub_with_store(data_dir)
+    await hub.start()
+    store = hub.store
+    assert store is not None
+    try:
+        bad = {"kind": "closed", "episode": {"id": "bad", "env": "echo", "task_id": "echo/say-done",
+                                             "created_at": "not a timestamp"}, "at": "nor this", "step_count": 0}
+        store.writer.put(bad)
+        sid = await run_episode(hub, ["done"])
+        assert await store.writer.flush()
+        assert store.writer.dropped == 1
+        assert store.episode("bad") is None and store.episode(sid) is not None
+    finally:
+        await hub.stop()
