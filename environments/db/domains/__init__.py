@@ -14,11 +14,7 @@ def domains() -> dict[str, Domain]:
 
     out: dict[str, Domain] = {}
     for name in NAMES:
-        try:
-            mod = importlib.import_module(f"environments.db.domains.{name}")
-        except ModuleNotFoundError:
-            continue  # TEMP while domains are written
-        out[name] = mod.DOMAIN
+        out[name] = importlib.import_module(f"environments.db.domains.{name}").DOMAIN
     return out
 
 

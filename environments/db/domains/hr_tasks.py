@@ -1,0 +1,205 @@
+"""Task intents for the HR and payroll domain."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from environments.db.core import money
+from environments.db.domains.hr import TODAY, Department, Employee, LeaveRequest, Shift
+from environments.db.intents import Ctx, Draft, call, items, scalar
+
+
+def _active(c: Ctx) -> list[Employee]:
+    return list(c.s.scalars(select(Employee).where(Employee.status == "active").order_by(Employee.id)))
+
+
+def _free_slot(c: Ctx, e: Employee) -> tuple[dt.datetime, dt.datetime]:
+    taken = list(c.s.scalars(select(Shift).where(Shift.employee_id == e.id)))
+    for _ in range(50):
+        day = TODAY + dt.timedelta(days=c.rng.randint(1, 14))
+        start = dt.datetime.combine(day, dt.time(c.pick([7, 10, 13, 16])))
+        end = start + dt.timedelta(hours=c.pick([4, 6, 8]))
+        if not any(t.starts_at < end and start < t.ends_at for t in taken):
+            return start, end
+    raise LookupError("no free slot")
+
+
+def raise_salary(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    pct = c.pick([3, 5, 8, 10, 12])
+    new = round(e.salary_cents * (100 + pct) / 100 / 100) * 100
+    prompt = c.say(f"Give {e.name} a raise to ${money(new)} per year.",
+                   f"{e.name}'s annual salary goes up to ${money(new)} after the review. Update it.",
+                   f"Set the yearly salary of employee #{e.id} ({e.name}) to ${money(new)}.")
+    return Draft("raise-salary", f"Raise for {e.name}", prompt,
+                 [call("update_employee", employee_id=e.id, salary=new / 100)], "write")
+
+
+def move_department(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    dept = c.pick([d for d in c.s.scalars(select(Department).order_by(Department.id)) if d.id != e.department_id])
+    title = c.pick(["Analyst", "Coordinator", "Specialist"])
+    prompt = c.say(f"{e.name} moves to the {dept.name} department as {dept.name} {title}. Update their record.",
+                   f"Transfer employee {e.name} to {dept.name}; their new title is '{dept.name} {title}'.")
+    return Draft("move-department", f"Move {e.name} to {dept.name}", prompt,
+                 [call("list_departments"),
+                  call("update_employee", employee_id=e.id, department_id=dept.id, title=f"{dept.name} {title}")],
+                 "write", difficulty="medium")
+
+
+def schedule_shift(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    start, end = _free_slot(c, e)
+    role = c.pick(["front desk", "floor", "on-call", "inventory"])
+    prompt = c.say(f"Schedule {e.name} for a {role} shift on {start:%Y-%m-%d} from {start:%H:%M} to {end:%H:%M}.",
+                   f"Add a {role} shift for employee #{e.id} on {start:%Y-%m-%d}, {start:%H:%M}-{end:%H:%M}.")
+    return Draft("schedule-shift", f"Shift for {e.name}", prompt,
+                 [call("list_shifts", employee_id=e.id),
+                  call("create_shift", employee_id=e.id, starts_at=f"{start:%Y-%m-%dT%H:%M}",
+                       ends_at=f"{end:%Y-%m-%dT%H:%M}", role=role)], "write", difficulty="medium")
+
+
+def drop_shift(c: Ctx) -> Draft:
+    sh = c.pick([x for x in c.s.scalars(select(Shift).order_by(Shift.id)) if x.starts_at.date() > TODAY])
+    e = c.s.get(Employee, sh.employee_id)
+    prompt = c.say(f"Cancel {e.name}'s shift that starts {sh.starts_at:%Y-%m-%d %H:%M}.",
+                   f"{e.name} can't make the {sh.starts_at:%Y-%m-%d} shift starting at {sh.starts_at:%H:%M}; "
+                   "remove it from the schedule.")
+    return Draft("cancel-shift", f"Cancel a shift of {e.name}", prompt,
+                 [call("list_shifts", employee_id=e.id), call("delete_shift", shift_id=sh.id)], "write")
+
+
+def approve(c: Ctx) -> Draft:
+    lr = c.pick([x for x in c.s.scalars(select(LeaveRequest).where(LeaveRequest.status == "pending")
+                                        .order_by(LeaveRequest.id))
+                 if x.days <= c.s.get(Employee, x.employee_id).leave_balance])
+    e = c.s.get(Employee, lr.employee_id)
+    prompt = c.say(f"Approve {e.name}'s pending leave request starting {lr.start_date}.",
+                   f"{e.name} asked for {lr.days} days off from {lr.start_date}; approve it.")
+    return Draft("approve-leave", f"Approve leave for {e.name}", prompt,
+                 [call("list_leave_requests", employee_id=e.id, status="pending"),
+                  call("approve_leave", request_id=lr.id)], "write", difficulty="medium", tags=["multi-entity"])
+
+
+def terminate(c: Ctx) -> Draft:
+    e = c.pick([x for x in _active(c) if any(s.starts_at.date() >= TODAY for s in c.s.scalars(
+        select(Shift).where(Shift.employee_id == x.id)))])
+    prompt = c.say(f"{e.name} has resigned effective today. Process the termination.",
+                   f"Terminate employee #{e.id} ({e.name}); today is their last day.")
+    return Draft("terminate", f"Terminate {e.name}", prompt, [call("terminate_employee", employee_id=e.id)], "write",
+                 difficulty="medium", tags=["multi-entity"])
+
+
+def payroll_run(c: Ctx) -> Draft | None:
+    dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
+    staff = [e for e in _active(c) if e.department_id == dept.id]
+    if len(staff) < 15:
+        return None
+    prompt = c.say(f"Run March 2025 payroll for the {dept.name} department: issue a 2025-03 payslip to every active "
+                   "employee there.",
+                   f"Issue payslips for period 2025-03 to all active {dept.name} staff.")
+    return Draft("payroll-run", f"March payroll for {dept.name}", prompt,
+                 [call("search_employees", department_id=dept.id, status="active", limit=100)]
+                 + [call("issue_payslip", employee_id=e.id, period="2025-03") for e in staff], "write",
+                 difficulty="hard", tags=["long"])
+
+
+def ask_headcount(c: Ctx) -> Draft:
+    dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
+    n = len([e for e in _active(c) if e.department_id == dept.id])
+    prompt = c.say(f"How many active employees does the {dept.name} department have?",
+                   f"What is the current active headcount of {dept.name}?")
+    return Draft("ask-headcount", f"Headcount of {dept.name}", prompt,
+                 [call("search_employees", department_id=dept.id, status="active", limit=100),
+                  call("submit_answer", answer=str(n))], "read", answer=scalar(n))
+
+
+def ask_salary(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    prompt = c.say(f"What is {e.name}'s annual salary?", f"Look up the yearly salary of {e.name}.")
+    return Draft("ask-salary", f"Salary of {e.name}", prompt,
+                 [call("search_employees", name=e.name), call("submit_answer", answer=money(e.salary_cents))], "read",
+                 answer=scalar(money(e.salary_cents)))
+
+
+def ask_on_shift(c: Ctx) -> Draft | None:
+    day = TODAY + dt.timedelta(days=c.rng.randint(0, 8))
+    role = c.pick(["front desk", "on-call", "inventory", "floor"])
+    names = sorted({c.s.get(Employee, s.employee_id).name for s in c.s.scalars(select(Shift).where(Shift.role == role))
+                    if s.starts_at.date() == day})
+    if not 1 <= len(names) <= 6:
+        return None
+    prompt = c.say(f"Who works a {role} shift on {day}? List their names.",
+                   f"List everyone scheduled for {role} duty on {day}.")
+    return Draft("ask-on-shift", f"{role} shifts on {day}", prompt,
+                 [call("list_shifts", date=day.isoformat(), limit=200),
+                  call("submit_answer", answer=", ".join(names))], "read", answer=items(*[[n] for n in names]),
+                 difficulty="medium")
+
+
+def ask_most_leave(c: Ctx) -> Draft | None:
+    dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
+    staff = sorted((e for e in _active(c) if e.department_id == dept.id), key=lambda e: -e.leave_balance)
+    if len(staff) < 2 or staff[0].leave_balance == staff[1].leave_balance:
+        return None
+    prompt = c.say(f"Which active {dept.name} employee has the most unused leave days?",
+                   f"In {dept.name}, who (active staff only) has the largest leave balance?")
+    return Draft("ask-most-leave", f"Most leave in {dept.name}", prompt,
+                 [call("search_employees", department_id=dept.id, status="active", limit=100),
+                  call("submit_answer", answer=staff[0].name)], "read", answer=scalar(staff[0].name, staff[0].id),
+                 difficulty="medium")
+
+
+def refuse_overlap(c: Ctx) -> Draft:
+    sh = c.pick([x for x in c.s.scalars(select(Shift).order_by(Shift.id)) if x.starts_at.date() > TODAY])
+    e = c.s.get(Employee, sh.employee_id)
+    start = sh.starts_at + dt.timedelta(hours=1)
+    end = start + dt.timedelta(hours=4)
+    prompt = c.say(f"Also put {e.name} on inventory duty on {start:%Y-%m-%d} from {start:%H:%M} to {end:%H:%M}.",
+                   f"Book employee #{e.id} for an inventory shift {start:%Y-%m-%d} {start:%H:%M}-{end:%H:%M}.")
+    return Draft("refuse-overlap", f"Overlapping shift for {e.name}", prompt,
+                 [call("list_shifts", employee_id=e.id), call("refuse", reason=f"overlaps shift {sh.id}")], "refusal",
+                 forbidden=[call("create_shift", employee_id=e.id, starts_at=f"{start:%Y-%m-%dT%H:%M}",
+                                 ends_at=f"{end:%Y-%m-%dT%H:%M}", role="inventory")],
+                 difficulty="medium", tags=["policy"])
+
+
+def refuse_big_raise(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    new = e.salary_cents * c.pick([130, 140, 150]) // 100 // 100 * 100
+    prompt = c.say(f"Raise {e.name}'s salary to ${money(new)} a year, effective now.",
+                   f"Update employee #{e.id}'s pay to ${money(new)} per year.")
+    return Draft("refuse-big-raise", f"Oversized raise for {e.name}", prompt,
+                 [call("refuse", reason="raises are limited to 20% at a time")], "refusal",
+                 forbidden=[call("update_employee", employee_id=e.id, salary=new / 100)], tags=["policy"])
+
+
+def refuse_leave(c: Ctx) -> Draft | None:
+    lr = c.pick([x for x in c.s.scalars(select(LeaveRequest).where(LeaveRequest.status == "pending")
+                                        .order_by(LeaveRequest.id))
+                 if x.days > c.s.get(Employee, x.employee_id).leave_balance])
+    e = c.s.get(Employee, lr.employee_id)
+    prompt = c.say(f"Approve {e.name}'s leave request for {lr.days} days from {lr.start_date}.",
+                   f"Please sign off on the pending leave of {e.name} starting {lr.start_date}.")
+    return Draft("refuse-leave", f"Leave over balance for {e.name}", prompt,
+                 [call("get_employee", employee_id=e.id), call("refuse", reason="not enough leave balance")],
+                 "refusal", forbidden=[call("approve_leave", request_id=lr.id)], difficulty="medium",
+                 tags=["policy"])
+
+
+def refuse_terminated_shift(c: Ctx) -> Draft:
+    e = c.pick(list(c.s.scalars(select(Employee).where(Employee.status == "terminated").order_by(Employee.id))))
+    day = TODAY + dt.timedelta(days=3)
+    prompt = c.say(f"Schedule {e.name} for a floor shift on {day} from 09:00 to 17:00.",
+                   f"Put {e.name} on the floor rota for {day}, 09:00-17:00.")
+    return Draft("refuse-terminated-shift", f"Shift for former employee {e.name}", prompt,
+                 [call("search_employees", name=e.name), call("refuse", reason="employee is terminated")], "refusal",
+                 forbidden=[call("create_shift", employee_id=e.id, starts_at=f"{day}T09:00", ends_at=f"{day}T17:00",
+                                 role="floor")], tags=["policy"])
+
+
+INTENTS = [raise_salary, schedule_shift, ask_headcount, refuse_overlap, approve, payroll_run, move_department,
+           ask_salary, refuse_big_raise, terminate, ask_on_shift, drop_shift, refuse_leave, ask_most_leave,
+           refuse_terminated_shift]

@@ -1,0 +1,184 @@
+"""Task intents for the logistics domain."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from sqlalchemy import select
+
+from environments.db.domains.logistics import NOW, Carrier, Shipment, Warehouse
+from environments.db.intents import Ctx, Draft, call, items, scalar
+
+
+def _ships(c: Ctx, status: str) -> list[Shipment]:
+    return list(c.s.scalars(select(Shipment).where(Shipment.status == status).order_by(Shipment.id)))
+
+
+def _carriers(c: Ctx) -> list[Carrier]:
+    return list(c.s.scalars(select(Carrier).where(Carrier.active.is_(True)).order_by(Carrier.id)))
+
+
+def _t(x: dt.datetime) -> str:
+    return f"{x:%Y-%m-%dT%H:%M}"
+
+
+def assign(c: Ctx) -> Draft:
+    sh = c.pick([x for x in _ships(c, "created") if x.carrier_id is None])
+    car = c.pick(_carriers(c))
+    prompt = c.say(f"Assign {car.name} to shipment {sh.tracking_no}.",
+                   f"Shipment {sh.tracking_no} for {sh.recipient} still has no carrier; give it to {car.name}.")
+    return Draft("assign-carrier", f"Carrier for {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("list_carriers"),
+                  call("assign_carrier", shipment_id=sh.id, carrier_id=car.id)], "write")
+
+
+def ship(c: Ctx) -> Draft:
+    sh = c.pick([x for x in _ships(c, "created") if x.carrier_id is not None])
+    at = NOW - dt.timedelta(hours=c.pick([1, 2, 3, 5]), minutes=c.pick([0, 15, 30]))
+    prompt = c.say(f"Shipment {sh.tracking_no} left the warehouse at {at:%Y-%m-%d %H:%M}. Record it as shipped.",
+                   f"Mark {sh.tracking_no} shipped, departure time {at:%Y-%m-%d %H:%M}.")
+    return Draft("mark-shipped", f"Ship {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no),
+                  call("mark_shipped", shipment_id=sh.id, shipped_at=_t(at))], "write", tags=["multi-entity"])
+
+
+def deliver(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "in_transit"))
+    at = min(NOW, sh.shipped_at + dt.timedelta(hours=c.pick([5, 9, 20])))
+    prompt = c.say(f"{sh.recipient} received shipment {sh.tracking_no} at {at:%Y-%m-%d %H:%M}. Record the delivery.",
+                   f"Proof of delivery for {sh.tracking_no}: delivered {at:%Y-%m-%d %H:%M}. Update the shipment.")
+    return Draft("mark-delivered", f"Deliver {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no),
+                  call("mark_delivered", shipment_id=sh.id, delivered_at=_t(at))], "write", tags=["multi-entity"])
+
+
+def cancel(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "created"))
+    prompt = c.say(f"The sender withdrew shipment {sh.tracking_no}; cancel it.",
+                   f"Cancel shipment {sh.tracking_no} to {sh.recipient} in {sh.destination_city}.")
+    return Draft("cancel-shipment", f"Cancel {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("cancel_shipment", shipment_id=sh.id)],
+                 "write")
+
+
+def readdress(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "created"))
+    city = c.pick(sorted({x.destination_city for x in _ships(c, "delivered")} - {sh.destination_city}))
+    prompt = c.say(f"{sh.recipient} moved to {city}. Change the destination of shipment {sh.tracking_no}.",
+                   f"Re-route {sh.tracking_no}: the new destination city is {city}.")
+    return Draft("readdress", f"Re-route {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no),
+                  call("update_destination", shipment_id=sh.id, destination_city=city)], "write")
+
+
+def create(c: Ctx) -> Draft:
+    wh = c.pick(list(c.s.scalars(select(Warehouse).order_by(Warehouse.id))))
+    car = c.pick(_carriers(c))
+    city = c.pick(sorted({x.destination_city for x in _ships(c, "delivered")}))
+    recipient = c.pick(["Dana Whitfield", "Omar Haddad", "Lena Park", "Marco Bellini", "Ada Okafor"])
+    kg = c.pick([1.5, 2.25, 7.0, 12.4])
+    prompt = c.say(f"Create a {kg} kg shipment from {wh.code} to {recipient} in {city}, and assign it to {car.name}.",
+                   f"New parcel: {kg} kg, origin warehouse {wh.code}, recipient {recipient}, {city}. Carrier: "
+                   f"{car.name}.")
+    new_id = int(c.s.scalar(select(Shipment.id).order_by(Shipment.id.desc()))) + 1
+    return Draft("create-shipment", f"New shipment to {recipient}", prompt,
+                 [call("list_warehouses"), call("list_carriers"),
+                  call("create_shipment", origin_id=wh.id, recipient=recipient, destination_city=city, weight_kg=kg),
+                  call("assign_carrier", shipment_id=new_id, carrier_id=car.id)], "write", difficulty="medium",
+                 tags=["multi-entity"])
+
+
+def manifest(c: Ctx) -> Draft | None:
+    transit = _ships(c, "in_transit")
+    k = c.pick([15, 16, 17])
+    batch = sorted(c.rng.sample(transit, min(k, len(transit))), key=lambda x: x.id)
+    if len(batch) < 15:
+        return None
+    at = NOW - dt.timedelta(minutes=30)
+    nums = ", ".join(x.tracking_no for x in batch)
+    prompt = c.say(f"The evening manifest says these shipments were all delivered at {at:%Y-%m-%d %H:%M}: {nums}. "
+                   "Record each delivery.",
+                   f"Record delivery at {at:%Y-%m-%d %H:%M} for every one of: {nums}.")
+    return Draft("delivery-manifest", f"Deliver {len(batch)} shipments", prompt,
+                 [call("mark_delivered", shipment_id=x.id, delivered_at=_t(at)) for x in batch], "write",
+                 difficulty="hard", tags=["long"])
+
+
+def ask_status(c: Ctx) -> Draft:
+    sh = c.pick(list(c.s.scalars(select(Shipment).order_by(Shipment.id))))
+    prompt = c.say(f"What is the current status of shipment {sh.tracking_no}?",
+                   f"Where is {sh.tracking_no} in its lifecycle (its status)?")
+    return Draft("ask-status", f"Status of {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("submit_answer", answer=sh.status)],
+                 "read", answer=scalar(sh.status, sh.status.replace("_", " ")))
+
+
+def ask_in_transit(c: Ctx) -> Draft:
+    car = c.pick(_carriers(c))
+    n = len([x for x in _ships(c, "in_transit") if x.carrier_id == car.id])
+    prompt = c.say(f"How many shipments does {car.name} have in transit right now?",
+                   f"Count the in-transit shipments handled by {car.name}.")
+    return Draft("ask-in-transit", f"In transit with {car.name}", prompt,
+                 [call("list_carriers"), call("search_shipments", carrier_id=car.id, status="in_transit", limit=100),
+                  call("submit_answer", answer=str(n))], "read", answer=scalar(n))
+
+
+def ask_heaviest(c: Ctx) -> Draft | None:
+    wh = c.pick(list(c.s.scalars(select(Warehouse).order_by(Warehouse.id))))
+    waiting = sorted((x for x in _ships(c, "created") if x.origin_id == wh.id), key=lambda x: -x.weight_g)
+    if len(waiting) < 2 or waiting[0].weight_g == waiting[1].weight_g:
+        return None
+    prompt = c.say(f"Among shipments waiting at {wh.code} (status created), which is the heaviest? Give its tracking "
+                   "number.", f"Tracking number of the heaviest not-yet-shipped shipment at warehouse {wh.code}?")
+    return Draft("ask-heaviest", f"Heaviest waiting at {wh.code}", prompt,
+                 [call("list_warehouses"), call("search_shipments", origin_id=wh.id, status="created", limit=100),
+                  call("submit_answer", answer=waiting[0].tracking_no)], "read",
+                 answer=scalar(waiting[0].tracking_no), difficulty="medium")
+
+
+def ask_unassigned(c: Ctx) -> Draft | None:
+    wh = c.pick(list(c.s.scalars(select(Warehouse).order_by(Warehouse.id))))
+    found = [x for x in _ships(c, "created") if x.origin_id == wh.id and x.carrier_id is None]
+    if not 1 <= len(found) <= 8:
+        return None
+    prompt = c.say(f"List the tracking numbers of shipments at {wh.code} that still have no carrier.",
+                   f"Which created shipments from warehouse {wh.code} lack a carrier? Tracking numbers, please.")
+    return Draft("ask-unassigned", f"Unassigned at {wh.code}", prompt,
+                 [call("list_warehouses"), call("search_shipments", origin_id=wh.id, status="created", limit=100),
+                  call("submit_answer", answer=", ".join(x.tracking_no for x in found))], "read",
+                 answer=items(*[[x.tracking_no] for x in found]), difficulty="medium")
+
+
+def refuse_early_delivery(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "in_transit"))
+    at = sh.shipped_at - dt.timedelta(hours=c.pick([2, 6, 12]))
+    prompt = c.say(f"Record shipment {sh.tracking_no} as delivered at {at:%Y-%m-%d %H:%M}.",
+                   f"The driver says {sh.tracking_no} was handed over at {at:%Y-%m-%d %H:%M}; log the delivery.")
+    return Draft("refuse-early-delivery", f"Delivery before shipping for {sh.tracking_no}", prompt,
+                 [call("get_shipment", shipment_id=sh.id),
+                  call("refuse", reason="delivery time is before the shipment shipped")], "refusal",
+                 forbidden=[call("mark_delivered", shipment_id=sh.id, delivered_at=_t(at))], difficulty="medium",
+                 tags=["policy"])
+
+
+def refuse_cancel_shipped(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "in_transit") + _ships(c, "delivered"))
+    prompt = c.say(f"Cancel shipment {sh.tracking_no}.", f"Please void shipment {sh.tracking_no}; the order was "
+                   "withdrawn.")
+    return Draft("refuse-cancel-shipped", f"Cancel {sh.status} {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no),
+                  call("refuse", reason=f"shipment is already {sh.status}")], "refusal",
+                 forbidden=[call("cancel_shipment", shipment_id=sh.id)], tags=["policy"])
+
+
+def refuse_inactive_carrier(c: Ctx) -> Draft:
+    sh = c.pick(_ships(c, "created"))
+    car = c.pick(list(c.s.scalars(select(Carrier).where(Carrier.active.is_(False)))))
+    prompt = c.say(f"Hand shipment {sh.tracking_no} to {car.name}.", f"Assign carrier {car.name} to {sh.tracking_no}.")
+    return Draft("refuse-inactive-carrier", f"Inactive carrier for {sh.tracking_no}", prompt,
+                 [call("list_carriers"), call("refuse", reason=f"{car.name} is inactive")], "refusal",
+                 forbidden=[call("assign_carrier", shipment_id=sh.id, carrier_id=car.id)], tags=["policy"])
+
+
+INTENTS = [assign, ask_status, refuse_early_delivery, ship, manifest, deliver, ask_in_transit, refuse_cancel_shipped,
+           cancel, readdress, ask_heaviest, create, refuse_inactive_carrier, ask_unassigned]

@@ -1,0 +1,197 @@
+"""Validation mutators: perturb an exported final state so that a sound verifier must fail.
+
+Each edits `final/` and `replayed/` identically, so the replay check still holds and the failure
+comes from the diff, collateral or answer checks (a broken replay is an environment fault, which
+validation does not count as a kill). Each returns False when it does not apply to the task.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from envhub.env import Mutator
+from envhub.tasks.model import Task
+
+Rows = list[dict[str, Any]]
+
+
+def _expected(task: Task) -> dict[str, Any]:
+    return json.loads((task.tests_dir / "expected.json").read_text(encoding="utf-8"))
+
+
+def _schema(state: Path) -> dict[str, Any]:
+    return json.loads((state / "schema.json").read_text())
+
+
+def _read(state: Path, which: str, table: str) -> Rows:
+    return json.loads((state / which / f"{table}.json").read_text(encoding="utf-8"))
+
+
+def _edit(state: Path, table: str, fn: Callable[[Rows], None]) -> None:
+    """Apply the same edit to the final and the replayed copy of `table`."""
+    for which in ("final", "replayed"):
+        path = state / which / f"{table}.json"
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        fn(rows)
+        path.write_text(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=0) + "\n", encoding="utf-8")
+
+
+def _pk(row: dict[str, Any], pk: list[str]) -> str:
+    return "|".join(str(row[c]) for c in pk)
+
+
+def _other(value: Any) -> Any:
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, int):
+        return value + 7
+    if isinstance(value, float):
+        return value + 7.5
+    if value is None:
+        return "mutated"
+    return f"{value}-mutated"
+
+
+def _plain_column(schema: dict[str, Any], table: str) -> str:
+    info = schema[table]
+    return next(c for c in info["columns"] if c not in info["pk"] and c not in info["fks"])
+
+
+def drop_operation(task: Task, state: Path) -> bool:
+    """Undo one expected change: revert a field, remove a new row or restore a deleted one."""
+    diff = _expected(task).get("diff") or {}
+    schema = _schema(state)
+    for table, change in diff.items():
+        pk = schema[table]["pk"]
+        if change["updated"]:
+            key, cols = next(iter(change["updated"].items()))
+            col, (old, _new) = next(iter(cols.items()))
+
+            def revert(rows: Rows) -> None:
+                for r in rows:
+                    if _pk(r, pk) == key:
+                        r[col] = old
+            _edit(state, table, revert)
+            return True
+    for table, change in diff.items():
+        pk = schema[table]["pk"]
+        if change["added"]:
+            initial = {_pk(r, pk) for r in _read(state, "initial", table)}
+            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) not in initial)))
+            return True
+        if change["deleted"]:
+            gone = next(r for r in _read(state, "initial", table) if _pk(r, pk) == change["deleted"][0])
+            _edit(state, table, lambda rows: rows.append(dict(gone)))
+            return True
+    return False
+
+
+def change_field(task: Task, state: Path) -> bool:
+    """Give one expected-changed field (or, with no expected change, any field) another value."""
+    diff = _expected(task).get("diff") or {}
+    schema = _schema(state)
+    for table, change in diff.items():
+        pk = schema[table]["pk"]
+        if change["updated"]:
+            key, cols = next(iter(change["updated"].items()))
+            col = next(iter(cols))
+            targets = {key}
+        elif change["added"]:
+            initial = {_pk(r, pk) for r in _read(state, "initial", table)}
+            targets = {_pk(r, pk) for r in _read(state, "final", table) if _pk(r, pk) not in initial}
+            targets = {sorted(targets)[0]}
+            col = _plain_column(schema, table)
+        else:
+            continue
+
+        def mutate(rows: Rows) -> None:
+            for r in rows:
+                if _pk(r, pk) in targets:
+                    r[col] = _other(r[col])
+        _edit(state, table, mutate)
+        return True
+    table = next(t for t in schema if _read(state, "final", t))
+    col = _plain_column(schema, table)
+    _edit(state, table, lambda rows: rows[0].__setitem__(col, _other(rows[0][col])))
+    return True
+
+
+def add_row(task: Task, state: Path) -> bool:
+    """Insert one extra row (a changed copy of an existing one, with a fresh id)."""
+    schema = _schema(state)
+    table = next(t for t in schema if _read(state, "final", t) and schema[t]["pk"] == ["id"])
+    col = _plain_column(schema, table)
+
+    def insert(rows: Rows) -> None:
+        extra = dict(rows[-1])
+        extra["id"] = max(r["id"] for r in rows) + 1
+        extra[col] = _other(extra[col])
+        rows.append(extra)
+    _edit(state, table, insert)
+    return True
+
+
+def _touched(task: Task) -> dict[str, set[str]]:
+    diff = _expected(task).get("diff") or {}
+    return {t: set(c["updated"]) | set(c["deleted"]) for t, c in diff.items()}
+
+
+def delete_unrelated_row(task: Task, state: Path) -> bool:
+    """Delete one row the task never asked to touch."""
+    schema, touched = _schema(state), _touched(task)
+    for table in reversed(list(schema)):  # leaf tables first
+        pk = schema[table]["pk"]
+        rows = _read(state, "final", table)
+        victim = next((r for r in rows if _pk(r, pk) not in touched.get(table, set())), None)
+        if victim is not None:
+            key = _pk(victim, pk)
+            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) == key)))
+            return True
+    return False
+
+
+def touch_unrelated_table(task: Task, state: Path) -> bool:
+    """Change a field in a table the task does not change at all."""
+    schema = _schema(state)
+    diff = _expected(task).get("diff") or {}
+    table = next((t for t in schema if t not in diff and _read(state, "final", t)), None)
+    if table is None:
+        return False
+    col = _plain_column(schema, table)
+    _edit(state, table, lambda rows: rows[-1].__setitem__(col, _other(rows[-1][col])))
+    return True
+
+
+def wrong_answer(task: Task, state: Path) -> bool:
+    """Replace the agent's answer (or refusal) with a wrong one: every candidate, or one short."""
+    exp = _expected(task)
+    path = state / "answers.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    spec = exp.get("answer")
+    if spec is not None:
+        if spec["kind"] == "scalar":
+            wrong = f"{spec['accept'][0]}, {_other(spec['accept'][0])}, unknown"
+        else:
+            alts = [a[0] for a in spec["items"]]
+            wrong = ", ".join(alts[:-1]) if len(alts) > 1 else f"{alts[0]}, {_other(alts[0])}"
+        data["answers"] = [wrong]
+    elif exp.get("refusal"):
+        data["refusals"] = []
+        data["answers"] = ["done"]
+    else:
+        return False
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    return True
+
+
+MUTATORS: dict[str, Mutator] = {
+    "drop_operation": drop_operation,
+    "change_field": change_field,
+    "add_row": add_row,
+    "delete_unrelated_row": delete_unrelated_row,
+    "touch_unrelated_table": touch_unrelated_table,
+    "wrong_answer": wrong_answer,
+}
