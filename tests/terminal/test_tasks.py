@@ -21,14 +21,12 @@ def _task_dirs() -> list[Task]:
 TASKS = _task_dirs()
 IDS = [t.id for t in TASKS] if TASKS else []
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
-
-
 def test_catalogue_is_large_enough() -> None:
     assert len(TASKS) >= 30, f"only {len(TASKS)} terminal tasks"
     assert len(set(IDS)) == len(IDS)
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
 async def test_oracle_scores_max(hub: Hub, task: Task) -> None:
     m = hub.manager
@@ -44,6 +42,7 @@ async def test_oracle_scores_max(hub: Hub, task: Task) -> None:
         await m.close(created.session_id)
 
 
+@pytest.mark.asyncio(loop_scope="module")
 @pytest.mark.parametrize("task", TASKS, ids=IDS)
 async def test_noop_scores_zero(hub: Hub, task: Task) -> None:
     m = hub.manager
@@ -54,3 +53,14 @@ async def test_noop_scores_zero(hub: Hub, task: Task) -> None:
         assert v.reward == 0.0 and not v.passed, v.checks
     finally:
         await m.close(created.session_id)
+
+
+@pytest.mark.parametrize("task", TASKS, ids=IDS)
+def test_task_shape(task: Task) -> None:
+    """Static rules for this catalogue: small public state, a shell oracle, hidden checks."""
+    size = sum(p.stat().st_size for p in task.state_dir.rglob("*") if p.is_file()) if task.state_dir.is_dir() else 0
+    assert size < 1024 * 1024, f"state is {size} bytes"
+    assert (task.solution_dir / "solve.sh").is_file()
+    assert task.prompt and task.config.title
+    tests = "".join(p.read_text() for p in task.tests_dir.glob("test_*.py"))
+    assert "@check(" in tests, "every verifier test declares its check"

@@ -2,7 +2,14 @@
 
 Run a generator from the repo root: `python3 tasks/terminal/_gen/<task>.py`; it rewrites that
 task's `state/` (and any hidden test data) from a fixed seed, so the committed files can always
-be reproduced.
+be reproduced. Git bundles are the exception: commit hashes are reproducible (fixed identities
+and dates), the bundle's pack bytes may not be, so regenerate only when the history changes.
+
+Generators: count-error-lines.py, access_logs.py (top-ips, http-status-summary),
+find-large-files.py, archive-site.py, unzip-merge.py, git_tasks.py (git-commit-fix,
+git-find-commit, git-merge-conflict, release-pipeline), data_tasks.py (csv-join, jq-admins,
+jsonl-summary, dedupe-emails, split-by-region, sqlite-report). The other tasks' files are
+small and committed as written.
 """
 
 from __future__ import annotations
