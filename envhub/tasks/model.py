@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envhub.errors import TaskFormatError
 
@@ -55,12 +55,11 @@ class TaskConfig(BaseModel):
     null_reason: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict, description="Family-specific facts.")
 
-    @field_validator("null_reason")
-    @classmethod
-    def _reason_given(cls, v: str | None, info: Any) -> str | None:
-        if info.data.get("null_expected") == "pass" and not v:
+    @model_validator(mode="after")
+    def _reason_given(self) -> TaskConfig:
+        if self.null_expected == "pass" and not self.null_reason:
             raise ValueError("null_expected: pass needs a null_reason")
-        return v
+        return self
 
 
 @dataclass(frozen=True)

@@ -68,16 +68,16 @@ class VerifierRunner:
     def __init__(self, settings: Settings, backend: SandboxBackend) -> None:
         self.settings = settings
         self.backend = backend
-        self._lib_ready = False
+        self._lib: Path | None = None
 
     def prepare(self) -> None:
-        runtime.sync_lib(self.settings.data_dir)
-        self._lib_ready = True
+        self._lib = runtime.sync_lib(self.settings.data_dir)
 
     async def verify(self, task: Task, state_dir: Path, trajectory: list[dict] | None = None) -> VerifyResult:
         """Judge `state_dir` (consumed: it is owned by the verifier afterwards)."""
-        if not self._lib_ready:
+        if self._lib is None:
             await asyncio.to_thread(self.prepare)
+        assert self._lib is not None
         started = time.monotonic()
         scratch = Path(tempfile.mkdtemp(prefix="verify-", dir=self.settings.data_dir))
         try:
@@ -85,16 +85,17 @@ class VerifierRunner:
             traj.write_text("".join(json.dumps(s) + "\n" for s in trajectory or []))
             # Copies, not binds: the sandbox uid may not be able to reach the repository's folder.
             await asyncio.to_thread(_copy_task, task, scratch / "task")
-            for p in (scratch, *scratch.rglob("*")):
-                p.chmod(0o755 if p.is_dir() else 0o644)
+            state = await asyncio.to_thread(_take_state, state_dir, scratch / "state")
+            for p in (scratch, traj, scratch / "task", *(scratch / "task").rglob("*")):
+                p.chmod(0o755 if p.is_dir() else 0o644)  # the state keeps its own modes
             data = self.settings.data_dir
             read_fd, write_fd = os.pipe()
             spec = SandboxSpec(
-                template=state_dir,
+                template=state,
                 read_only_workspace=True,
                 ro_binds={str(scratch / "task" / "tests"): "/verify/tests", str(scratch / "task"): "/verify/task",
                           str(traj): "/verify/trajectory.jsonl",
-                          str(runtime.lib_dir(data)): "/verify/lib", str(runtime.site_dir(data)): "/verify/site"},
+                          str(self._lib): "/verify/lib", str(runtime.site_dir(data)): "/verify/site"},
                 env={"PYTHONPATH": "/verify/lib:/verify/site", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
                      "PYTHONDONTWRITEBYTECODE": "1", "ENVHUB_RESULT_FD": str(write_fd), "ENVHUB_STATE": "/workspace",
                      "ENVHUB_TASK": "/verify/task", "ENVHUB_TRAJECTORY": "/verify/trajectory.jsonl",
@@ -166,6 +167,15 @@ class VerifierRunner:
             return verdict(task, failure=FailureClass.verifier_error, checks=checks, timings=timings,
                            detail="verifier setup failed: " + "; ".join(errors)[:2000])
         return verdict(task, failure=FailureClass.ok, checks=checks, timings=timings)
+
+
+def _take_state(state_dir: Path, dest: Path) -> Path:
+    """Move the state under the verifier's scratch folder, which the sandbox uid can reach."""
+    try:
+        state_dir.rename(dest)
+    except OSError:
+        shutil.copytree(state_dir, dest, symlinks=True)
+    return dest
 
 
 def _copy_task(task: Task, dest: Path) -> None:

@@ -9,6 +9,7 @@ Verifiers run as an unprivileged uid inside bubblewrap, so they use Debian's `/u
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -29,8 +30,10 @@ def site_dir(data_dir: Path) -> Path:
     return data_dir / "verifier" / "site"
 
 
-def lib_dir(data_dir: Path) -> Path:
-    return data_dir / "verifier" / "lib"
+def _lib_sha() -> str:
+    from envhub.tasks.model import tree_sha256
+
+    return tree_sha256(REPO_ROOT / "verifiers")[:12] + tree_sha256(Path(__file__).with_name("plugin.py"))[:12]
 
 
 def install(data_dir: Path, *, quiet: bool = True) -> None:
@@ -48,19 +51,28 @@ def install(data_dir: Path, *, quiet: bool = True) -> None:
     data_dir.chmod(0o755)
 
 
-def sync_lib(data_dir: Path) -> None:
-    """Copy the verifiers library and the result plugin where the sandbox can read them."""
+def sync_lib(data_dir: Path) -> Path:
+    """Copy the verifiers library and the result plugin where the sandbox can read them.
+
+    The folder is named by its content, so servers sharing a data folder never replace a library
+    another one is using.
+    """
     if not Path(PYTHON).exists():
         raise SandboxUnavailable(f"{PYTHON} is missing: apt-get install python3")
     stamp = site_dir(data_dir) / ".envhub-stamp"
     if not stamp.is_file() or stamp.read_text() != _stamp():
         raise SandboxUnavailable("the verifier runtime is not installed or out of date: run `envhub setup`")
-    lib = lib_dir(data_dir)
-    tmp = lib.with_name("lib.new")
+    lib = data_dir / "verifier" / f"lib-{_lib_sha()}"
+    if lib.is_dir():
+        return lib
+    tmp = lib.with_name(f"{lib.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(REPO_ROOT / "verifiers", tmp / "verifiers",
                     ignore=shutil.ignore_patterns("__pycache__", "requirements.txt"))
     shutil.copy2(Path(__file__).with_name("plugin.py"), tmp / "envhub_result_plugin.py")
     (tmp / "pytest.ini").write_text("[pytest]\naddopts =\n")
-    shutil.rmtree(lib, ignore_errors=True)
-    tmp.rename(lib)
+    try:
+        tmp.rename(lib)
+    except OSError:  # another process made it first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return lib

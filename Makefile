@@ -1,0 +1,14 @@
+# The two quick-start commands: `make up` (install + serve every environment) and `make test`.
+.PHONY: install up test bench
+
+install:
+	./scripts/bootstrap.sh
+
+up: install
+	.venv/bin/envhub serve --host $${ENVHUB_HOST:-127.0.0.1} --port $${ENVHUB_PORT:-8000}
+
+test: install
+	.venv/bin/python -m pytest -q
+
+bench:
+	.venv/bin/python benchmarks/protocol.py

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Install what envhub needs on Debian 12 (idempotent): system packages, the virtualenv, the
+# verifier runtime. Run as root (apt); everything else lives in .venv and /var/lib/envhub.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(bubblewrap python3 git ca-certificates curl make gcc tar gzip bzip2 xz-utils zip unzip jq
+              sqlite3 procps file bc
+              postgresql libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui chromium)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if ((${#missing[@]})); then
+  echo "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq -o DPkg::Lock::Timeout=900 "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
+.venv/bin/pip install -q --disable-pip-version-check --upgrade pip
+.venv/bin/pip install -q --disable-pip-version-check -e '.[test]'
+.venv/bin/envhub setup

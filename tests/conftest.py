@@ -1,0 +1,75 @@
+"""Shared fixtures: a real hub in-process, and a real server on a free port."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+import uvicorn
+
+from envhub.config import Settings, get_settings
+from envhub.server.app import create_app
+from envhub.server.hub import Hub
+
+
+def make_settings(**overrides) -> Settings:
+    return get_settings().model_copy(update=overrides)
+
+
+@pytest.fixture
+async def hub() -> AsyncIterator[Hub]:
+    """An in-process hub serving echo and terminal (what the server does underneath)."""
+    h = Hub.build(make_settings(families=["echo", "terminal"]))
+    await h.start()
+    try:
+        yield h
+    finally:
+        await h.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    def __init__(self, settings: Settings) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.app = create_app(settings)
+        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
+                                                    ws_max_size=settings.max_body_bytes))
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> LiveServer:
+        self.thread.start()
+        deadline = time.monotonic() + 60
+        while not self.server.started:
+            assert self.thread.is_alive() and time.monotonic() < deadline, "server did not start"
+            time.sleep(0.02)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=30)
+
+    @property
+    def hub(self) -> Hub:
+        return self.app.state.hub
+
+
+@pytest.fixture(scope="session")
+def live_server() -> Iterator[LiveServer]:
+    """A real uvicorn server (echo + terminal) shared by the protocol tests."""
+    with LiveServer(make_settings(families=["echo", "terminal"])) as server:
+        yield server
+
+
+@pytest.fixture
+def tasks_root() -> Path:
+    return Path(__file__).resolve().parents[1] / "tasks"

@@ -1,0 +1,109 @@
+"""The bubblewrap backend, for real: isolation, limits, deadlines and fault classification."""
+
+import os
+import signal
+
+import pytest
+
+from envhub.config import get_settings
+from envhub.errors import AgentError, EnvError
+from envhub.sandbox.base import SandboxLimits, SandboxSpec
+from envhub.sandbox.local import LocalBackend, SandboxGone
+
+
+@pytest.fixture
+async def sandbox(tmp_path):
+    template = tmp_path / "template"
+    template.mkdir()
+    (template / "hello.txt").write_text("hi\n")
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    sb = await backend.start(SandboxSpec(template=template, limits=SandboxLimits(processes=64, memory_mb=512)))
+    yield sb
+    await sb.close()
+
+
+async def test_shell_state_persists_between_commands(sandbox):
+    await sandbox.run("mkdir -p sub && cd sub && export GREETING=hello", timeout_s=10)
+    res = await sandbox.run('pwd; echo "$GREETING"; cat ../hello.txt', timeout_s=10)
+    assert res.exit_code == 0
+    assert res.output.split() == ["/workspace/sub", "hello", "hi"]
+
+
+async def test_exit_code_and_stderr_are_reported(sandbox):
+    res = await sandbox.run("echo out; echo err >&2; exit_code() { return 3; }; exit_code", timeout_s=10)
+    assert res.exit_code == 3 and "out" in res.output and "err" in res.output
+
+
+async def test_a_command_that_never_ends_is_killed_and_the_shell_survives(sandbox):
+    await sandbox.run("export KEEP=1", timeout_s=5)
+    res = await sandbox.run("sleep 1000", timeout_s=1)
+    assert res.timed_out and res.exit_code is None
+    after = await sandbox.run('echo "alive $KEEP"', timeout_s=5)
+    assert after.output.strip() == "alive 1"
+
+
+async def test_a_background_service_survives_a_later_timeout(sandbox):
+    await sandbox.run("(sleep 600 &) ; true", timeout_s=5)
+    await sandbox.run("sleep 100", timeout_s=1)
+    res = await sandbox.run("pgrep -c -x sleep", timeout_s=5)
+    assert res.output.strip() == "1"
+
+
+async def test_fork_bomb_stays_inside(sandbox):
+    res = await sandbox.run(":(){ :|:& };:", timeout_s=3)
+    assert res.exit_code is not None or res.timed_out
+    # The host is fine and the sandbox can be used again once the bomb is cleared.
+    await sandbox.run("sleep 5", timeout_s=2)
+    ok = await sandbox.run("echo still-here", timeout_s=10)
+    assert "still-here" in ok.output
+
+
+async def test_output_flood_is_clipped(sandbox):
+    res = await sandbox.run("yes flood", timeout_s=3, max_output=10_000)
+    assert res.truncated
+    assert len(res.output) < 20_000
+
+
+async def test_no_network(sandbox):
+    res = await sandbox.run("getent hosts pypi.org || echo no-dns; "
+                            "(exec 3<>/dev/tcp/1.1.1.1/80) 2>&1 || echo no-tcp", timeout_s=10)
+    assert "no-tcp" in res.output
+
+
+async def test_host_files_and_other_uids_are_out_of_reach(sandbox, tasks_root):
+    res = await sandbox.run(f"ls {tasks_root} 2>&1; cat /etc/shadow 2>&1; id -u", timeout_s=10)
+    assert "No such file" in res.output
+    assert "Permission denied" in res.output
+    assert res.output.strip().endswith("1000")
+
+
+async def test_file_size_limit(tmp_path):
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(file_mb=1)))
+    try:
+        res = await sb.run("head -c 3000000 /dev/zero > big; ls -l big | awk '{print $5}'", timeout_s=10)
+        assert int(res.output.split()[-1]) <= 1024 * 1024
+    finally:
+        await sb.close()
+
+
+async def test_the_agent_ending_its_own_shell_is_an_agent_error(sandbox):
+    with pytest.raises(SandboxGone) as e:
+        await sandbox.run("exit 7", timeout_s=5)
+    assert isinstance(e.value, AgentError)
+
+
+async def test_killed_from_outside_is_an_env_error(sandbox):
+    os.kill(sandbox._proc.pid, signal.SIGKILL)  # the host (an operator, the OOM killer) kills it
+    await sandbox._proc.wait()
+    with pytest.raises(EnvError):
+        await sandbox.run("echo hi", timeout_s=5)
+
+
+async def test_export_copies_the_workspace_with_modes(sandbox, tmp_path):
+    await sandbox.run("echo data > out.txt && chmod 640 out.txt && ln -s /etc/passwd link", timeout_s=5)
+    dest = tmp_path / "export"
+    await sandbox.export(dest)
+    assert (dest / "out.txt").read_text() == "data\n"
+    assert oct((dest / "out.txt").stat().st_mode & 0o777) == "0o640"
+    assert (dest / "link").is_symlink()
