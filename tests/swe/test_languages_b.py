@@ -1,0 +1,82 @@
+"""The SWE tasks in PHP, Ruby, Perl, Lua, Erlang, Elixir, R, OCaml and Haskell, through the grader.
+
+For each task: the gold patch resolves it (every FAIL_TO_PASS and PASS_TO_PASS test passes) and
+an empty patch does not (FAIL_TO_PASS fails, PASS_TO_PASS still passes, so the task is not
+vacuous). Runs go through `verifiers.swe.grade`, exactly as the verifier sandbox does (copy
+without `.git`, protected paths restored, test patch applied, report parsed). A task whose
+toolchain is absent is skipped with the install command; the grader says so with `EnvFault`.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envhub.config import REPO_ROOT
+from envhub.tasks.model import Task
+from environments.swe.repo import clone_base
+from verifiers import EnvFault
+from verifiers.swe import Grade, apply_patch, grade
+
+TASK_IDS = [
+    "swe/php/money-allocate", "swe/php/route-matcher",
+    "swe/ruby/ttl-cache", "swe/ruby/semver-order",
+    "swe/perl/ini-config", "swe/perl/log-stats",
+    "swe/lua/strkit-split", "swe/lua/priority-queue",
+    "swe/erlang/kv-counter", "swe/erlang/interval-set",
+    "swe/elixir/duration-parse", "swe/elixir/timeline-dedup",
+    "swe/r/frame-schema", "swe/r/rolling-window",
+    "swe/ocaml/json-escape", "swe/ocaml/rational",
+    "swe/haskell/rle-codec", "swe/haskell/word-freq",
+]
+#: Performance-cliff tasks: their unfixed code runs into a test timeout (15-25 s of CPU each).
+SLOW_UNFIXED = {"swe/perl/log-stats", "swe/elixir/timeline-dedup", "swe/haskell/word-freq"}
+
+
+@pytest.fixture
+def checkout(request: pytest.FixtureRequest) -> Iterator[tuple[Task, Path]]:
+    task = Task.load(REPO_ROOT / "tasks" / request.param)
+    scratch = Path(tempfile.mkdtemp(prefix="swe-lang-b-"))
+    clone_base(task, scratch / "repo")
+    yield task, scratch / "repo"
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _grade(task: Task, repo: Path) -> Grade:
+    grade.cache_clear()
+    try:
+        return grade(repo, task.path)
+    except EnvFault as e:
+        pytest.skip(f"{task.config.metadata['language']} toolchain absent: {e}")
+
+
+def test_task_ids_cover_nine_languages():
+    assert {t.split("/")[1] for t in TASK_IDS} == {"php", "ruby", "perl", "lua", "erlang", "elixir", "r",
+                                                   "ocaml", "haskell"}
+    for task_id in TASK_IDS:
+        task = Task.load(REPO_ROOT / "tasks" / task_id)
+        assert task.config.family == "swe" and (task.solution_dir / "gold.patch").is_file()
+
+
+@pytest.mark.parametrize("checkout", TASK_IDS, indirect=True)
+def test_gold_resolves(checkout: tuple[Task, Path]):
+    task, repo = checkout
+    apply_patch(repo, task.solution_dir / "gold.patch")
+    g = _grade(task, repo)
+    g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
+    g.assert_passing(g.pass_to_pass, "PASS_TO_PASS")
+
+
+@pytest.mark.parametrize("checkout", [pytest.param(t, marks=pytest.mark.slow) if t in SLOW_UNFIXED else t
+                                      for t in TASK_IDS], indirect=True)
+def test_empty_patch_does_not_resolve(checkout: tuple[Task, Path]):
+    task, repo = checkout
+    g = _grade(task, repo)
+    assert not g.run.problem(), g.run.problem()
+    with pytest.raises(AssertionError):
+        g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
+    g.assert_passing(g.pass_to_pass, "PASS_TO_PASS")

@@ -1,0 +1,37 @@
+"""The toolchain table and the `envhub toolchains` sub-app."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from environments.swe import toolchains
+from environments.swe.cli import app
+
+
+def test_table_covers_18_languages_with_known_formats():
+    from verifiers.swe_reports import PARSERS
+
+    assert len(toolchains.TOOLCHAINS) == 18
+    assert all(t.report in PARSERS and t.apt and t.check for t in toolchains.TOOLCHAINS.values())
+
+
+def test_list_json_reports_python():
+    out = CliRunner().invoke(app, ["list", "--json", "python"])
+    assert out.exit_code == 0, out.output
+    [row] = json.loads(out.output)
+    assert row["language"] == "python" and row["present"] == toolchains.status("python").present
+    assert set(row["packages"]) == {"python3", "python3-pytest"}
+
+
+def test_install_dry_run_lists_sizes():
+    out = CliRunner().invoke(app, ["install", "--dry-run", "c"])
+    assert out.exit_code == 0 and "MiB" in out.output and "cmake" in out.output
+
+
+def test_unknown_language_is_refused():
+    with pytest.raises(ValueError, match="unknown language"):
+        toolchains.resolve(["cobol"])
+    assert CliRunner().invoke(app, ["list", "cobol"]).exit_code != 0
