@@ -181,7 +181,7 @@ class SweValidator:
         before, after = classify(states["base+test"]), classify(states["base+test+gold"])
         bad_runs = [f"{s} run {i + 1}: {r.problem()[:600]}" for s, rs in states.items() for i, r in enumerate(rs)
                     if r.toolchain_error or r.patch_error or (s.endswith("gold") and r.problem())
-                    or (r.report_error and not r.build_ok is False)]
+                    or (r.report_error and r.build_ok)]
         self.add("swe-runs", not bad_runs, "; ".join(bad_runs)[:3000], runs=n, **self.timings)
         problems = []
         if not f2p:
