@@ -39,7 +39,8 @@ COPY envhub ./envhub
 COPY environments ./environments
 COPY verifiers ./verifiers
 COPY harnesses ./harnesses
-RUN /opt/envhub/bin/pip install --no-cache-dir --disable-pip-version-check -q --no-deps -e . \
+RUN --mount=type=secret,id=ca,target=/etc/ssl/certs/ca-certificates.crt \
+    /opt/envhub/bin/pip install --no-cache-dir --disable-pip-version-check -q --no-deps -e . \
  && find /app -name __pycache__ -prune -exec rm -rf {} +
 RUN --mount=type=secret,id=ca,target=/etc/ssl/certs/ca-certificates.crt \
     ENVHUB_DATA_DIR=/var/lib/envhub /opt/envhub/bin/envhub setup >/dev/null
@@ -51,6 +52,7 @@ COPY --from=build /opt/envhub /opt/envhub
 COPY --from=build --chown=envhub:envhub /var/lib/envhub /var/lib/envhub
 COPY --from=build /app /app
 COPY tasks /app/tasks
+COPY docker/router.py /app/docker/router.py
 ENV PATH=/opt/envhub/bin:$PATH \
     ENVHUB_HOST=0.0.0.0 ENVHUB_PORT=8000 \
     ENVHUB_DATA_DIR=/var/lib/envhub ENVHUB_TASKS_DIR=/app/tasks \

@@ -459,21 +459,23 @@ class DockerBackend(SandboxBackend):
         return bool(info["State"]["Running"])  # a paused (exported) container is still alive
 
     # -- containers -----------------------------------------------------------------------------------
-    def _host_config(self, limits: SandboxLimits, binds: list[str]) -> dict[str, Any]:
+    def _host_config(self, limits: SandboxLimits, binds: list[tuple[str, str, bool]]) -> dict[str, Any]:
         cpu = max(1, limits.cpu_s)
         fsize = limits.file_mb * MiB
         return {
-            "Binds": binds, "NetworkMode": "none", "Init": True,
+            # `Mounts`, not `Binds`: a missing source is an error, never a silently created empty folder.
+            "Mounts": [{"Type": "bind", "Source": h, "Target": c, "ReadOnly": ro} for h, c, ro in binds],
+            "NetworkMode": "none", "Init": True,
             "Memory": max(16, limits.memory_mb) * MiB, "MemorySwap": max(16, limits.memory_mb) * MiB,
             "PidsLimit": limits.processes, "NanoCpus": int(self.cfg.cpus * 1e9),
             "Ulimits": [{"Name": "cpu", "Soft": cpu, "Hard": cpu}, {"Name": "fsize", "Soft": fsize, "Hard": fsize},
                         {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
                         {"Name": "core", "Soft": 0, "Hard": 0}],
-            "Tmpfs": {"/tmp": f"rw,nosuid,nodev,size={limits.file_mb}m,mode=1777"},
+            "Tmpfs": {"/tmp": f"rw,exec,nosuid,nodev,size={limits.file_mb}m,mode=1777"},  # docker defaults to noexec
             "CapDrop": ["ALL"], "SecurityOpt": ["no-new-privileges"],
         }
 
-    async def _create(self, cmd: list[str], limits: SandboxLimits, binds: list[str], *, user: str,
+    async def _create(self, cmd: list[str], limits: SandboxLimits, binds: list[tuple[str, str, bool]], *, user: str,
                       workdir: str, env: dict[str, str], cap_add: Sequence[str] = ()) -> str:
         host = self._host_config(limits, binds)
         if cap_add:
@@ -493,7 +495,7 @@ class DockerBackend(SandboxBackend):
         os.chown(ws, self.cfg.uid, self.cfg.uid)
         cid: str | None = None
         try:
-            cid = await self._create(["sleep", "infinity"], limits, [f"{ws}:{WORKSPACE}"], user="0:0",
+            cid = await self._create(["sleep", "infinity"], limits, [(str(ws), WORKSPACE, False)], user="0:0",
                                      workdir=WORKSPACE, env={"PATH": PATH})
             await self.engine.call("POST", f"/containers/{cid}/start")
             info = await self.engine.call("GET", f"/containers/{cid}/json")
@@ -637,10 +639,10 @@ class DockerBackend(SandboxBackend):
         await asyncio.to_thread(_chown_tree, spec.template, uid)
         result = self.root / f"result-{uuid.uuid4().hex[:16]}"
         result.mkdir(parents=True, mode=0o700)
-        binds = [f"{spec.template}:{WORKSPACE}:{'ro' if spec.read_only_workspace else 'rw'}",
-                 *(f"{h}:{c}:ro" for h, c in spec.ro_binds.items()),
-                 *(f"{h}:{c}" for h, c in spec.rw_binds.items()),
-                 f"{result}:{RESULT_DIR}"]
+        binds = [(str(spec.template), WORKSPACE, spec.read_only_workspace),
+                 *((str(Path(h).resolve()), c, True) for h, c in spec.ro_binds.items()),
+                 *((str(Path(h).resolve()), c, False) for h, c in spec.rw_binds.items()),
+                 (str(result), RESULT_DIR, False)]
         # Each inherited fd becomes fd 3, 4, ... opened by root on a file only root can open.
         fd_map = {str(fd): str(3 + i) for i, fd in enumerate(pass_fds)}
         env = {"PATH": PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb",
