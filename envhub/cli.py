@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import random
+import resource
 import socket
 import sys
 import threading
@@ -60,6 +61,8 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     if env:
         updates["families"] = env
     settings = settings.model_copy(update=updates)
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a live terminal session holds a few fds
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level,
                 ws_max_size=settings.max_body_bytes)
 
@@ -404,3 +407,7 @@ def _mount_optional() -> None:
 
 
 _mount_optional()
+
+
+if __name__ == "__main__":
+    app()

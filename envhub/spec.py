@@ -196,32 +196,32 @@ class Problem(BaseModel):
 
 class WsReset(BaseModel):
     op: Literal["reset"]
-    id: str | None = None
+    id: str | int | None = None
     data: ResetRequest
 
 
 class WsStep(BaseModel):
     op: Literal["step"]
-    id: str | None = None
+    id: str | int | None = None
     session_id: str | None = None
     data: StepRequest
 
 
 class WsVerify(BaseModel):
     op: Literal["verify"]
-    id: str | None = None
+    id: str | int | None = None
     session_id: str | None = None
 
 
 class WsState(BaseModel):
     op: Literal["state"]
-    id: str | None = None
+    id: str | int | None = None
     session_id: str | None = None
 
 
 class WsClose(BaseModel):
     op: Literal["close"]
-    id: str | None = None
+    id: str | int | None = None
     session_id: str | None = None
 
 

@@ -184,7 +184,7 @@ class LocalSandbox(Sandbox):
             if remaining <= 0 and not timed_out:
                 timed_out = True
                 self._kill_new(before)
-                deadline = time.monotonic() + 5  # grace for the shell to report back
+                deadline = time.monotonic() + 30  # grace for the shell to report back (slow under load)
                 continue
             if remaining <= 0:
                 # The shell did not come back even after its children died: it is wedged.

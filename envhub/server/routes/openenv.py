@@ -15,6 +15,7 @@ root (the environment is `env` in the reset data, else `settings.default_env`) o
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import orjson
@@ -131,10 +132,8 @@ async def _serve_ws(ws: WebSocket, env: str | None) -> None:
     finally:
         if sid is not None:
             await manager.close(sid)
-    try:
+    with contextlib.suppress(RuntimeError, WebSocketDisconnect):
         await ws.close()
-    except RuntimeError:
-        pass
 
 
 @router.websocket("/ws")

@@ -1,0 +1,283 @@
+"""Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus terminal sessions.
+
+Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
+WebSocket (each client one session). Prints a side-by-side table and a `--json` line.
+
+    .venv/bin/python benchmarks/protocol.py [--seconds 8] [--terminal-sessions 1000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import websockets
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+
+OPENENV_APP = textwrap.dedent('''
+    import os
+    from openenv.core.env_server.http_server import create_app
+    from openenv.core.env_server.interfaces import Environment
+    from openenv.core.env_server.types import Action, Observation, State
+
+    class EchoAction(Action):
+        message: str = ""
+
+    class EchoObservation(Observation):
+        text: str = ""
+
+    class Echo(Environment):
+        SUPPORTS_CONCURRENT_SESSIONS = True
+        def __init__(self):
+            self._state = State(step_count=0)
+        def reset(self, seed=None, episode_id=None, **kw):
+            self._state = State(step_count=0)
+            return EchoObservation(text="ready")
+        def step(self, action, timeout_s=None, **kw):
+            self._state.step_count += 1
+            return EchoObservation(text=action.message)
+        @property
+        def state(self):
+            return self._state
+
+    app = create_app(Echo, EchoAction, EchoObservation, max_concurrent_envs=2000)
+''')
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(cmd: list[str], env: dict[str, str], port: int) -> subprocess.Popen:
+    proc = subprocess.Popen(["taskset", "-c", "0", *cmd], env={**os.environ, **env}, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError(f"server {cmd} did not start")
+
+
+def rss_mb(pid: int) -> float:
+    total = 0
+    for p in [pid, *children(pid)]:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += next(int(line.split()[1]) for line in f if line.startswith("VmRSS"))
+        except (FileNotFoundError, StopIteration):
+            pass
+    return total / 1024
+
+
+def children(pid: int) -> list[int]:
+    out, stack = [], [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            with open(f"/proc/{p}/task/{p}/children") as f:
+                kids = [int(x) for x in f.read().split()]
+        except FileNotFoundError:
+            kids = []
+        out += kids
+        stack += kids
+    return out
+
+
+def pct(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    values = sorted(values)
+    return values[min(len(values) - 1, int(q * len(values)))] * 1000
+
+
+# -- per-protocol episode loops -----------------------------------------------------------------------
+async def envhub_loop(url: str, stop: float, lat: list[float]) -> int:
+    pairs = 0
+    async with websockets.connect(url, max_size=None) as ws:
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            await ws.send(json.dumps({"op": "reset", "data": {"env": "echo", "task_id": "echo/say-done"}}))
+            sid = json.loads(await ws.recv())["data"]["session_id"]
+            await ws.send(json.dumps({"op": "step", "session_id": sid,
+                                      "data": {"action": {"tool": "echo", "arguments": {"message": "hi"}}}}))
+            await ws.recv()
+            await ws.send(json.dumps({"op": "close", "session_id": sid}))
+            await ws.recv()
+            lat.append(time.perf_counter() - t)
+            pairs += 1
+    return pairs
+
+
+async def openenv_loop(url: str, stop: float, lat: list[float]) -> int:
+    pairs = 0
+    async with websockets.connect(url, max_size=None) as ws:
+        while time.perf_counter() < stop:
+            t = time.perf_counter()
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+            await ws.recv()
+            await ws.send(json.dumps({"type": "step", "data": {"message": "hi"}}))
+            await ws.recv()
+            lat.append(time.perf_counter() - t)
+            pairs += 1
+    return pairs
+
+
+async def throughput(loop, url: str, clients: int, seconds: float) -> dict[str, float]:
+    lat: list[float] = []
+    stop = time.perf_counter() + seconds
+    counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
+    return {"pairs_per_s": sum(counts) / seconds, "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99)}
+
+
+async def idle_memory(kind: str, url: str, pid: int, sessions: int) -> float:
+    before = rss_mb(pid)
+    conns = []
+    for _ in range(sessions):
+        ws = await websockets.connect(url, max_size=None)
+        if kind == "envhub":
+            await ws.send(json.dumps({"op": "reset", "data": {"env": "echo", "task_id": "echo/say-done"}}))
+        else:
+            await ws.send(json.dumps({"type": "reset", "data": {}}))
+        await ws.recv()
+        conns.append(ws)
+    await asyncio.sleep(1)
+    after = rss_mb(pid)
+    for ws in conns:
+        await ws.close()
+    return (after - before) * 1024 / sessions  # KiB per idle session
+
+
+async def terminal_figures(base: str, sessions: int) -> dict[str, float]:
+    """Reset (sandbox up, workspace ready) and one-command step latencies; then hold `sessions` live."""
+    import aiohttp
+
+    resets, steps, created = [], [], []
+    async with aiohttp.ClientSession() as http:
+        async def reset() -> str:
+            t = time.perf_counter()
+            async with http.post(f"{base}/v1/sessions", json={"env": "terminal", "task_id": "terminal/count-error-lines"}) as r:
+                body = await r.json()
+                assert r.status == 201, body
+            resets.append(time.perf_counter() - t)
+            return body["session_id"]
+
+        for _ in range(30):
+            sid = await reset()
+            for _ in range(5):
+                t = time.perf_counter()
+                async with http.post(f"{base}/v1/sessions/{sid}/step",
+                                     json={"action": {"tool": "bash", "arguments": {"command": "echo hi"}}}) as r:
+                    await r.read()
+                steps.append(time.perf_counter() - t)
+            async with http.delete(f"{base}/v1/sessions/{sid}"):
+                pass
+        live: list[str] = []
+        held_resets = resets[:]
+        resets.clear()
+        t0 = time.perf_counter()
+        for i in range(sessions):
+            try:
+                live.append(await reset())
+            except AssertionError as e:
+                print(f"stopped at {i} live sessions: {e}", file=sys.stderr)
+                break
+        created = resets[:]
+        hold_s = time.perf_counter() - t0
+        ok = 0
+        for sid in live[:: max(1, len(live) // 20)]:
+            async with http.post(f"{base}/v1/sessions/{sid}/step",
+                                 json={"action": {"tool": "bash", "arguments": {"command": "echo alive"}}}) as r:
+                ok += "alive" in (await r.json())["observation"]["text"]
+        for sid in live:
+            async with http.delete(f"{base}/v1/sessions/{sid}"):
+                pass
+    return {"reset_p50_ms": pct(held_resets, 0.5), "reset_p99_ms": pct(held_resets, 0.99),
+            "step_p50_ms": pct(steps, 0.5), "step_p99_ms": pct(steps, 0.99), "live_sessions": len(live),
+            "live_create_p50_ms": pct(created, 0.5), "live_create_p99_ms": pct(created, 0.99),
+            "live_create_total_s": hold_s, "live_probe_ok": ok}
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--terminal-sessions", type=int, default=1000)
+    ap.add_argument("--idle-sessions", type=int, default=200)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    os.sched_setaffinity(0, {1})
+    results: dict[str, dict] = {}
+
+    ep = free_port()
+    hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
+                 "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "4096"}, ep)
+    try:
+        url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
+        results["envhub"] = {
+            "1 session": await throughput(envhub_loop, url, 1, args.seconds),
+            "64 sessions": await throughput(envhub_loop, url, 64, args.seconds),
+            "idle_kib_per_session": await idle_memory("envhub", url, hub.pid, args.idle_sessions),
+        }
+        results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
+        results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
+    finally:
+        hub.kill()
+
+    op = free_port()
+    app_file = Path("/tmp/envhub_bench_openenv_app.py")
+    app_file.write_text(OPENENV_APP)
+    oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
+                "--log-level", "warning"], {}, op)
+    try:
+        url = f"ws://127.0.0.1:{op}/ws"
+        results["openenv"] = {
+            "1 session": await throughput(openenv_loop, url, 1, args.seconds),
+            "64 sessions": await throughput(openenv_loop, url, 64, args.seconds),
+            "idle_kib_per_session": await idle_memory("openenv", url, oe.pid, args.idle_sessions),
+        }
+    finally:
+        oe.kill()
+
+    if args.json:
+        print(json.dumps(results))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    t = Table(title="echo environment, WebSocket, server on CPU 0, client on CPU 1")
+    for col in ("", "envhub", "OpenEnv 0.10.0", "ratio"):
+        t.add_column(col)
+    for load in ("1 session", "64 sessions"):
+        for key, unit in (("pairs_per_s", "pairs/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms")):
+            a, b = results["envhub"][load][key], results["openenv"][load][key]
+            t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{a / b:.2f}x" if b else "-")
+    a, b = results["envhub"]["idle_kib_per_session"], results["openenv"]["idle_kib_per_session"]
+    t.add_row("idle memory KiB/session", f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}x" if b else "-")
+    Console().print(t)
+    tt = Table(title="terminal sessions (bubblewrap sandbox + persistent bash)")
+    tt.add_column("figure")
+    tt.add_column("value")
+    for k, v in results["terminal"].items():
+        tt.add_row(k, f"{v:.2f}" if isinstance(v, float) else str(v))
+    Console().print(tt)
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
