@@ -310,12 +310,15 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
 
 
 def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
+    """Fail on stale or rejected records and broken folders; unvalidated tasks are listed, and
+    served as unvalidated (the registry says so), until `envhub validate` has judged them."""
     rows = [{"id": t.id, "status": catalog.status(t)} for t in tasks]
-    bad = [r for r in rows if r["status"] != "validated"]
+    bad = [r for r in rows if r["status"] in ("stale", "rejected")]
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("validated", "unvalidated", "stale", "rejected")}
     if as_json:
-        _print_json({"checked": len(rows), "not_validated": bad})
+        _print_json({"checked": len(rows), **counts, "failing": bad})
     else:
-        console.print(f"{len(rows)} records checked, {len(bad)} not validated and fresh")
+        console.print(f"{len(rows)} records checked: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
         for r in bad:
             console.print(f"  [red]{r['id']}[/red]: {r['status']}")
     if bad or catalog.errors:

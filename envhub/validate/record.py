@@ -1,7 +1,7 @@
 """Validation records: `validation.json` beside each task, keyed by what it judged.
 
 The key hashes the task's files and the code that judges them (the verifier runner, the
-`verifiers` library and the task's family package), so a record goes stale the moment either
+`verifiers` modules its tests import and the task's family package), so a record goes stale the moment either
 changes, and CI refuses stale records.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,20 +20,37 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
+IMPORT_RE = re.compile(r"^\s*(?:from|import)\s+verifiers(?:\.(\w+))?", re.M)
+
+
 @lru_cache(maxsize=None)
-def judge_sha256(family: str) -> str:
-    """Hash of the code that judges tasks of `family`."""
+def _part_sha256(path: Path) -> str:
     from envhub.tasks.model import tree_sha256
 
+    return tree_sha256(path) if path.exists() else "-"
+
+
+def judge_parts(task: Task) -> list[Path]:
+    """The code that judges `task`: the runner, the family package, and the `verifiers` modules
+    its tests import (not the whole library, so one family's helper changes leave others fresh)."""
+    modules = {"__init__"}
+    for test in task.tests_dir.rglob("*.py"):
+        modules.update(m for m in IMPORT_RE.findall(test.read_text(errors="replace")) if m)
+    lib = REPO_ROOT / "verifiers"
+    return [REPO_ROOT / "envhub" / "verify", REPO_ROOT / "environments" / task.family,
+            *sorted(lib / f"{m}.py" for m in modules)]
+
+
+def judge_sha256(task: Task) -> str:
     h = hashlib.sha256()
-    for part in (REPO_ROOT / "envhub" / "verify", REPO_ROOT / "verifiers", REPO_ROOT / "environments" / family):
-        h.update(part.name.encode())
-        h.update(tree_sha256(part).encode() if part.exists() else b"-")
+    for part in judge_parts(task):
+        h.update(part.relative_to(REPO_ROOT).as_posix().encode())
+        h.update(_part_sha256(part).encode())
     return h.hexdigest()
 
 
 def record_key(task: Task) -> str:
-    return hashlib.sha256(f"{task.files_sha256()}:{judge_sha256(task.family)}".encode()).hexdigest()
+    return hashlib.sha256(f"{task.files_sha256()}:{judge_sha256(task)}".encode()).hexdigest()
 
 
 def validation_status(task: Task) -> str:
