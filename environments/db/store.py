@@ -13,6 +13,7 @@ which only calls typed tools, cannot have caused it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import shutil
 import sqlite3
@@ -50,8 +51,15 @@ def fingerprint(domain: Domain) -> str:
 def build(engine: Engine, domain: Domain) -> None:
     """Create the domain's tables and seed rows into an empty database."""
     domain.base.metadata.create_all(engine)
+    order = {t.name: i for i, t in enumerate(domain.base.metadata.sorted_tables)}
     with Session(engine) as s:
         domain.seed(s, SEED)
+        pending = sorted(s.new, key=lambda o: (order[o.__table__.name], o.id))
+        for obj in pending:  # insert parents before children: PostgreSQL checks foreign keys per row
+            s.expunge(obj)
+        for _, group in itertools.groupby(pending, key=lambda o: order[o.__table__.name]):
+            s.add_all(list(group))
+            s.flush()
         s.commit()
 
 
@@ -240,8 +248,11 @@ class PgStore(Store):
                 engine = create_engine(self.url.set(database=build_name), poolclass=NullPool)
                 try:
                     build(engine, domain)
-                finally:
+                except BaseException:
                     engine.dispose()
+                    self.drop_database(build_name)
+                    raise
+                engine.dispose()
                 try:
                     self._exec(f'ALTER DATABASE "{build_name}" RENAME TO "{name}"')
                 except exc.ProgrammingError:  # another server built it meanwhile
