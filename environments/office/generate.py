@@ -43,7 +43,7 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, lo: LibreOffice) -> Path:
+def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, lo: LibreOffice | None) -> Path:
     slug, type_name = tasktypes.TYPES[ttype]
     name = f"{ttype.lower()}-{slug}" + ("-ko" if lang == "ko" else "")
     task_dir = out_dir / industry / name
@@ -54,10 +54,12 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
     ctx = tasktypes.Ctx(INDUSTRIES[industry], lang, seed, state)
     builder = tasktypes.BUILDERS[ttype]
     if ttype in tasktypes.NEEDS_PDF:
+        assert lo is not None, "PDF task types need LibreOffice"
         built = builder(ctx, lo.to_pdf)
     else:
         built = builder(ctx)
     tasktypes.cleanup_tmp(state)
+    tasktypes.normalise_state(state)
     tests = task_dir / "tests"
     tests.mkdir()
     expected = dict(built.expected, deliverables=built.deliverables,

@@ -20,6 +20,7 @@ import docx
 import openpyxl
 import pptx
 import pypdf
+from pptx.chart.data import CategoryChartData
 from pptx.util import Inches
 
 from environments.office import lo
@@ -69,6 +70,23 @@ def change_number(task: Task, state: Path) -> bool:
         wb.save(p)
         _recalc(state)
         return True
+    if hint.get("chart") and p.suffix == ".pptx":
+        prs = pptx.Presentation(str(p))
+        charts = [sh.chart for sh in prs.slides[int(hint["slide"]) - 1].shapes
+                  if getattr(sh, "has_chart", False) and sh.has_chart]
+        if not charts:
+            return False
+        chart = charts[0]
+        cd = CategoryChartData()
+        cd.categories = list(chart.plots[0].categories)
+        for i, s in enumerate(chart.plots[0].series):
+            vals = list(s.values)
+            if i == 0:
+                vals[0] = (vals[0] or 0) * 1.37 + 11
+            cd.add_series(s.name, vals)
+        chart.replace_data(cd)
+        prs.save(str(p))
+        return True
     find = str(hint["find"])
     return _replace_text(p, find, _bump(find))
 
@@ -102,8 +120,6 @@ def _replace_text(p: Path, find: str, repl: str) -> bool:
                                 r.text = ""
                             prs.save(str(p))
                             return True
-                if getattr(sh, "has_chart", False) and sh.has_chart:
-                    pass
         return False
     return False
 

@@ -682,3 +682,29 @@ NEEDS_PDF = {"T10", "T11"}
 def cleanup_tmp(state: Path) -> None:
     for p in state.glob("_tmp*"):
         p.unlink() if p.is_file() else shutil.rmtree(p)
+
+
+FIXED_TIME = (2024, 1, 1, 0, 0, 0)
+
+
+def normalise_package(path: Path) -> None:
+    """Make an OOXML file byte-reproducible: fixed zip entry times and document timestamps."""
+    import re
+    import zipfile
+
+    entries = []
+    with zipfile.ZipFile(path) as z:
+        for info in z.infolist():
+            data = z.read(info)
+            if info.filename == "docProps/core.xml":
+                data = re.sub(rb"(<dcterms:(?:created|modified)[^>]*>)[^<]*", rb"\g<1>2024-01-01T00:00:00Z", data)
+            entries.append((info.filename, data))
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in entries:
+            z.writestr(zipfile.ZipInfo(name, FIXED_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
+
+
+def normalise_state(state: Path) -> None:
+    for p in sorted(state.rglob("*")):
+        if p.suffix in (".xlsx", ".docx", ".pptx"):
+            normalise_package(p)

@@ -23,7 +23,6 @@ from envhub.spec import ToolSpec
 from verifiers.office_safe import UnsafeDocument, inspect, kind_of, open_pdf
 
 S = {"type": "string", "minLength": 1, "maxLength": 500}
-ANY = {}
 
 
 def _spec(name: str, description: str, props: dict[str, Any], required: list[str]) -> ToolSpec:

@@ -56,6 +56,16 @@ def test_length():
     n = ov.words(ov.text(_doc()))
     assert E["min_words"] <= n <= E["max_words"], f"{n} words, expected {E['min_words']}..{E['max_words']}"
 
+
+@check("no-wrong-figures")
+def test_no_wrong_figures():
+    import re
+
+    allowed = {f"{v:,.2f}" for v in E["totals"].values()} | {f"{E['grand']:,.2f}"}
+    found = set(re.findall(r"\d{1,3}(?:,\d{3})*\.\d{2}", ov.text(_doc())))
+    wrong = sorted(found - allowed)
+    assert not wrong, f"figures not supported by the data: {wrong}"
+
 # --- checks every OfficeVerse task has (appended to each task's verifier by the generator) ---
 
 

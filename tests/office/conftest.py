@@ -1,0 +1,28 @@
+"""Shared fixtures for the office family's tests: an in-process hub and a warm LibreOffice."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from environments.office.lo import LibreOffice
+from envhub.config import REPO_ROOT, Settings
+from envhub.server.hub import Hub
+
+TASKS = REPO_ROOT / "tasks"
+
+
+@pytest.fixture
+async def hub():
+    h = Hub.build(Settings(tasks_dir=TASKS, families=["office"]))
+    await h.start()
+    yield h
+    await h.stop()
+
+
+@pytest.fixture
+def office(tmp_path: Path):
+    lo = LibreOffice(tmp_path / "lo", deadline_s=30)
+    yield lo
+    lo.kill()
