@@ -9,36 +9,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from conftest import echo_settings
 from prometheus_client import REGISTRY
 
+from envhub.config import REPO_ROOT, Settings
 from envhub.server.hub import Hub
-from envhub.spec import ResetRequest, StepRequest, ToolCall
-from envhub.store import EpisodeStore
 
 
 def metric(name: str) -> float:
     return REGISTRY.get_sample_value(name) or 0.0
-
-
-def hub_with_store(data_dir: Path, **store_kw: object) -> Hub:
-    """A hub whose store has test-sized timeouts (the wiring itself is tested by the round trip)."""
-    settings = echo_settings(data_dir, store_enabled=False)
-    hub = Hub.build(settings)
-    hub.store = EpisodeStore(settings.store_url, spill_dir=data_dir / "store-spill", **store_kw)  # type: ignore[arg-type]
-    hub.manager.observers.append(hub.store.writer)
-    return hub
-
-
-async def run_episode(hub: Hub, messages: list[str], *, verify: bool = True, policy: str | None = None) -> str:
-    m = hub.manager
-    c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", policy_version=policy))
-    for msg in messages:
-        await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": msg})))
-    if verify:
-        await m.verify(c.session_id)
-    await m.close(c.session_id)
-    return c.session_id
 
 
 @contextmanager
@@ -53,8 +31,8 @@ def locked(db: Path) -> Iterator[None]:
         conn.close()
 
 
-async def test_round_trip_through_the_hub(data_dir: Path) -> None:
-    hub = Hub.build(echo_settings(data_dir))
+async def test_round_trip_through_the_hub(data_dir: Path, run_episode) -> None:
+    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
     assert hub.store is not None and hub.store.writer in hub.manager.observers
     await hub.start()
     try:
@@ -75,7 +53,7 @@ async def test_round_trip_through_the_hub(data_dir: Path) -> None:
         await hub.stop()
 
 
-async def test_long_observations_are_bounded(data_dir: Path) -> None:
+async def test_long_observations_are_bounded(data_dir: Path, hub_with_store, run_episode) -> None:
     hub = hub_with_store(data_dir)
     await hub.start()
     try:
@@ -88,7 +66,7 @@ async def test_long_observations_are_bounded(data_dir: Path) -> None:
         await hub.stop()
 
 
-async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_dir: Path) -> None:
+async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_dir: Path, hub_with_store, run_episode) -> None:
     hub = hub_with_store(data_dir, busy_timeout_ms=200)
     await hub.start()
     store = hub.store
@@ -116,7 +94,7 @@ async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_
         await hub.stop()
 
 
-async def test_buffer_overflow_is_counted(data_dir: Path) -> None:
+async def test_buffer_overflow_is_counted(data_dir: Path, hub_with_store, run_episode) -> None:
     hub = hub_with_store(data_dir, busy_timeout_ms=100, capacity=10)
     await hub.start()
     store = hub.store
@@ -135,7 +113,7 @@ async def test_buffer_overflow_is_counted(data_dir: Path) -> None:
         await hub.stop()
 
 
-async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path) -> None:
+async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path, hub_with_store, run_episode) -> None:
     hub = hub_with_store(data_dir, busy_timeout_ms=100, drain_timeout_s=1.0)
     await hub.start()
     await run_episode(hub, ["warm-up"], verify=False)
@@ -158,7 +136,7 @@ async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path
         await hub2.stop()
 
 
-async def test_an_unwritable_event_is_dropped_alone(data_dir: Path) -> None:
+async def test_an_unwritable_event_is_dropped_alone(data_dir: Path, hub_with_store, run_episode) -> None:
     hub = hub_with_store(data_dir)
     await hub.start()
     store = hub.store

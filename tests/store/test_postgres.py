@@ -1,0 +1,110 @@
+"""The episode store on PostgreSQL: round trip, and a lost connection that loses nothing.
+
+Uses `ENVHUB_TEST_POSTGRES_URL` when set (round trip only: the test cannot stop that server).
+Otherwise it starts a throwaway cluster with Debian's initdb/pg_ctl as the `postgres` user in a
+temp folder (needs root and the postgresql package), and skips with the reason when it cannot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+pytestmark = pytest.mark.postgres
+PG_BIN = Path("/usr/lib/postgresql/15/bin")
+
+
+@dataclass
+class Postgres:
+    url: str
+    datadir: Path | None = None  # set when this test owns the server
+    options: str = ""
+
+    def ctl(self, *args: str) -> None:
+        assert self.datadir is not None
+        subprocess.run(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(self.datadir),
+                        "-w", "-t", "60", *args], check=True, capture_output=True)
+
+    def start(self) -> None:
+        assert self.datadir is not None
+        self.ctl("-o", self.options, "-l", str(self.datadir.parent / "log"), "start")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def postgres() -> Iterator[Postgres]:
+    if url := os.environ.get("ENVHUB_TEST_POSTGRES_URL"):
+        yield Postgres(url)
+        return
+    if os.geteuid() != 0 or not (PG_BIN / "initdb").exists() or not shutil.which("runuser"):
+        pytest.skip("ENVHUB_TEST_POSTGRES_URL is unset and no throwaway cluster can be started "
+                    "(needs root and Debian's postgresql-15)")
+    root = Path(tempfile.mkdtemp(prefix="envhub-pg-"))
+    shutil.chown(root, "postgres", "postgres")
+    datadir, port = root / "data", _free_port()
+    subprocess.run(["runuser", "-u", "postgres", "--", str(PG_BIN / "initdb"), "-D", str(datadir), "-A", "trust",
+                    "-U", "postgres", "--no-sync"], check=True, capture_output=True)
+    pg = Postgres(f"postgresql://postgres@127.0.0.1:{port}/postgres", datadir,
+                  f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off")
+    pg.start()
+    try:
+        yield pg
+    finally:
+        subprocess.run(["runuser", "-u", "postgres", "--", str(PG_BIN / "pg_ctl"), "-D", str(datadir), "-m",
+                        "immediate", "stop"], capture_output=True)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_round_trip(postgres: Postgres, data_dir: Path, hub_with_store, run_episode) -> None:
+    hub = hub_with_store(data_dir, postgres.url)
+    await hub.start()
+    try:
+        assert hub.store is not None and hub.store.engine.dialect.name == "postgresql"
+        sid = await run_episode(hub, ["<b>x</b>", "done"], policy="p1")
+        assert await hub.store.writer.flush()
+        ep = hub.store.episode(sid)
+        assert ep is not None and (ep.reward, ep.step_count, ep.policy_version) == (1.0, 2, "p1")
+        assert ep.ended_at is not None and ep.created_at.tzinfo is not None
+        assert [s.observation for s in hub.store.steps(sid)[0]] == ["<b>x</b>", "done"]
+        assert hub.store.latency(task_id="echo/say-done").episodes >= 1
+    finally:
+        await hub.stop()
+
+
+async def test_lost_connection_buffers_then_flushes(postgres: Postgres, data_dir: Path, hub_with_store,
+                                                    run_episode) -> None:
+    if postgres.datadir is None:
+        pytest.skip("needs a server this test may stop (unset ENVHUB_TEST_POSTGRES_URL to use a throwaway one)")
+    hub = hub_with_store(data_dir, postgres.url)
+    await hub.start()
+    try:
+        assert hub.store is not None
+        await run_episode(hub, ["warm-up"], verify=False)
+        assert await hub.store.writer.flush()
+        postgres.ctl("-m", "fast", "stop")
+        try:
+            sid = await run_episode(hub, ["a", "b", "done"])
+            await asyncio.sleep(1.0)
+            assert hub.store.writer.pending > 0 and hub.store.writer.write_errors > 0
+        finally:
+            postgres.start()
+        assert await hub.store.writer.flush(timeout_s=60)
+        ep = hub.store.episode(sid)
+        assert ep is not None and ep.step_count == 3 and ep.reward == 1.0 and hub.store.writer.dropped == 0
+    finally:
+        await hub.stop()
