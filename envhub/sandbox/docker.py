@@ -486,6 +486,13 @@ class DockerBackend(SandboxBackend):
         created = await self.engine.call("POST", "/containers/create", body=body)
         return created["Id"]
 
+    async def _start_container(self, cid: str) -> None:
+        """Start a created container; any refusal by the engine is `Unavailable` (a fresh try may work)."""
+        try:
+            await self.engine.call("POST", f"/containers/{cid}/start")
+        except EnvError as e:
+            raise Unavailable(f"the container engine refused to start a sandbox: {e.detail}", retry_after_s=2) from e
+
     async def _launch(self, limits: SandboxLimits) -> _Box:
         """Start a session container and its shell (the cold path; the pool calls this ahead)."""
         await self._reap_orphans()
@@ -497,7 +504,7 @@ class DockerBackend(SandboxBackend):
         try:
             cid = await self._create(["sleep", "infinity"], limits, [(str(ws), WORKSPACE, False)], user="0:0",
                                      workdir=WORKSPACE, env={"PATH": PATH})
-            await self.engine.call("POST", f"/containers/{cid}/start")
+            await self._start_container(cid)
             info = await self.engine.call("GET", f"/containers/{cid}/json")
             init_pid = int(info["State"]["Pid"])
             cgroup = _Cgroup.of(init_pid)
@@ -603,8 +610,7 @@ class DockerBackend(SandboxBackend):
         box = self._take(key)
         self._refill(key, spec.limits)
         if box is None:
-            self.check()
-            box = await self._launch(spec.limits)
+            box = await self._launch(spec.limits)  # engine faults surface here as Unavailable
         sandbox = DockerSandbox(self, box)
         try:
             if spec.template is not None:
@@ -658,7 +664,7 @@ class DockerBackend(SandboxBackend):
         exit_code: int | None = None
         clip = _Clip(max_output)
         try:
-            await self.engine.call("POST", f"/containers/{cid}/start")
+            await self._start_container(cid)
             try:
                 waited = await self.engine.call("POST", f"/containers/{cid}/wait", timeout_s=timeout_s)
                 exit_code = int(waited.get("StatusCode", -1))

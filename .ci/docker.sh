@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# CI for the containerised form (issue 6), self-contained; ~6-12 min on 2 cores (base image and
+# builds dominate; Docker's layer cache makes reruns faster). Phases, each timed:
+#   engine    install docker.io, debootstrap, docker-compose from Debian if missing; start dockerd
+#   base      debootstrap + docker import → envhub-base:bookworm (the mirror from apt's sources)
+#   images    envhub-sandbox, envhub-hub, envhub-postgres (ENVHUB_IMAGES="swe office" adds those)
+#   pool      docker-compose up -d: router + echo + 2×terminal + db + postgres; wait until ready
+#   conform   `envhub conformance` against the single entry point
+#   sample    oracle and noop episodes through the entry point (terminal, db): max and min reward
+#   backend   `envhub validate` of a terminal sample with ENVHUB_SANDBOX=docker on this host,
+#             and the tests/docker suite (faults: killed replica, refusing engine, memory limit)
+#   down      tear the pool down
+# Exits non-zero when any phase fails. Needs root. Uses the repo's .venv for the envhub CLI.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+REPO="$PWD"
+DOCKER=/usr/bin/docker
+COMPOSE=(docker-compose -f compose.yaml -p envhub-ci)
+PORT="${ENVHUB_CI_PORT:-18080}"
+URL="http://127.0.0.1:$PORT"
+PY="$REPO/.venv/bin/python"
+ENVHUB="$REPO/.venv/bin/envhub"
+declare -a TIMES=()
+FAILED=0
+phase() {  # phase NAME COMMAND...
+  local name="$1"; shift
+  local t0=$SECONDS
+  echo "::: $name"
+  if "$@"; then TIMES+=("$name $((SECONDS - t0))s ok"); else TIMES+=("$name $((SECONDS - t0))s FAILED"); FAILED=1; fi
+}
+summary() {
+  echo "--- docker CI phase timings ---"
+  printf '  %s\n' "${TIMES[@]}"
+  echo "  total ${SECONDS}s"
+}
+
+engine() {
+  local need=()
+  [[ -x /usr/bin/docker && -x /usr/sbin/dockerd ]] || need+=(docker.io)
+  command -v debootstrap >/dev/null || need+=(debootstrap)
+  command -v docker-compose >/dev/null || need+=(docker-compose)
+  if ((${#need[@]})); then
+    apt-get update -qq && apt-get install -y -qq -o DPkg::Lock::Timeout=900 "${need[@]}" >/dev/null || return 1
+  fi
+  if ! "$DOCKER" info >/dev/null 2>&1; then
+    (nohup /usr/sbin/dockerd >/var/log/envhub-dockerd.log 2>&1 &)
+    for _ in $(seq 60); do "$DOCKER" info >/dev/null 2>&1 && break; sleep 1; done
+  fi
+  "$DOCKER" info >/dev/null 2>&1
+}
+base() { docker/make-base.sh envhub-base:bookworm; }
+images() { ENVHUB_BASE=envhub-base:bookworm docker/build-images.sh; }
+wait_ready() {  # until every family's replica is ready behind the router
+  for _ in $(seq 120); do
+    if curl -fsS "$URL/router/replicas" 2>/dev/null | "$PY" -c "
+import json, sys
+r = json.load(sys.stdin)
+fams = {f for x in r if x['ready'] for f in x['families']}
+sys.exit(0 if {'echo', 'terminal', 'db'} <= fams and sum(x['ready'] for x in r) >= 4 else 1)"; then
+      return 0
+    fi
+    sleep 2
+  done
+  "${COMPOSE[@]}" ps; "${COMPOSE[@]}" logs --tail 30; return 1
+}
+pool() { ENVHUB_PORT="$PORT" "${COMPOSE[@]}" up -d --no-build && wait_ready; }
+conform() { "$ENVHUB" conformance "$URL"; }
+episode() {  # episode TASK AGENT WANT_REWARD
+  local out
+  out="$("$ENVHUB" run "$1" --agent "$2" --url "$URL" --json)" || { echo "$1 $2: run failed: $out"; return 1; }
+  echo "$out" | "$PY" -c "
+import json, sys
+d = json.load(sys.stdin)
+ok = d['failure_class'] == 'ok' and d['reward'] == float(sys.argv[1])
+print(('ok  ' if ok else 'BAD ') + f\"{d['task_id']} {sys.argv[2]}: reward={d['reward']} {d['failure_class']} {d['detail'][:200]}\")
+sys.exit(0 if ok else 1)" "$3" "$2"
+}
+sample() {
+  local rc=0 db_task
+  for t in terminal/count-error-lines terminal/make-build; do
+    episode "$t" oracle 1 || rc=1; episode "$t" noop 0 || rc=1
+  done
+  db_task="$("$ENVHUB" list --env db --json | "$PY" -c "import json,sys; t=json.load(sys.stdin); print(t[0]['id'] if t else '')")"
+  if [[ -n "$db_task" ]]; then episode "$db_task" oracle 1 || rc=1; episode "$db_task" noop 0 || rc=1; fi
+  return $rc
+}
+backend() {
+  local data=/var/lib/envhub-ci-docker rc=0
+  mkdir -p "$data" && chmod 755 "$data"
+  "$PY" -c "from envhub.verify import runtime; from pathlib import Path; runtime.install(Path('$data'))" || return 1
+  ENVHUB_DATA_DIR="$data" ENVHUB_SANDBOX=docker ENVHUB_DOCKER_IMAGE=envhub-sandbox:latest \
+    "$ENVHUB" validate terminal/count-error-lines terminal/fix-permissions --runs 1 --no-write || rc=1
+  ENVHUB_TEST_DOCKER_URL="$URL" ENVHUB_TEST_COMPOSE_PROJECT=envhub-ci \
+    "$PY" -m pytest -q -m docker tests/docker || rc=1
+  return $rc
+}
+down() { "${COMPOSE[@]}" down -v --remove-orphans >/dev/null 2>&1; }
+
+phase engine engine || { summary; exit 1; }
+phase base base
+phase images images
+if ((FAILED == 0)); then
+  phase pool pool
+  if ((FAILED == 0)); then phase conform conform; phase sample sample; fi
+  phase backend backend
+fi
+phase down down
+summary
+exit $FAILED

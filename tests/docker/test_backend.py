@@ -1,0 +1,182 @@
+"""The Docker sandbox backend against a real engine: contract, isolation and classified faults."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import time
+from pathlib import Path
+
+import pytest
+
+from envhub.errors import AgentError, EnvError, Unavailable
+from envhub.sandbox.base import SandboxLimits, SandboxSpec
+from envhub.sandbox.docker import DockerBackend, DockerSettings, SandboxOOM
+from envhub.sandbox.local import SandboxGone
+from tests.docker.conftest import IMAGE, docker
+
+
+async def test_shell_persists_and_workspace_is_a_copy(backend: DockerBackend, template: Path) -> None:
+    sb = await backend.start(SandboxSpec(template=template))
+    try:
+        r = await sb.run("cd sub && export X=42 && ./run.sh && id -u", timeout_s=20)
+        assert r.exit_code == 0 and r.output.split() == ["ran", "1000"], r
+        r = await sb.run("pwd; echo $X; echo new > /workspace/made.txt", timeout_s=20)
+        assert r.output.split() == ["/workspace/sub", "42"], r
+        assert not (template / "made.txt").exists(), "the template itself was written"
+        out = backend.root.parent / "export"
+        await sb.export(out)
+        assert (out / "made.txt").read_text() == "new\n"
+        assert (out / "sub" / "run.sh").stat().st_mode & 0o777 == 0o750, "modes not kept"
+    finally:
+        await sb.close()
+
+
+async def test_no_network_and_limits(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(processes=64, memory_mb=256)))
+    try:
+        r = await sb.run("ls /sys/class/net; cat /sys/fs/cgroup/pids/pids.max 2>/dev/null "
+                         "|| cat /sys/fs/cgroup/pids.max", timeout_s=20)
+        assert r.output.split() == ["lo", "64"], r
+        r = await sb.run("python3 -c \"import socket; socket.create_connection(('1.1.1.1', 53), timeout=2)\"",
+                         timeout_s=20)
+        assert r.exit_code != 0 and "Network is unreachable" in r.output, r
+    finally:
+        await sb.close()
+
+
+async def test_deadline_kills_the_command_not_the_shell(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec())
+    try:
+        await sb.run("sleep 300 &", timeout_s=10)  # a background job from before survives
+        started = time.monotonic()
+        r = await sb.run("setsid sleep 300 & sleep 300", timeout_s=1.5)
+        assert r.timed_out and r.exit_code is None and time.monotonic() - started < 10
+        r = await sb.run("pgrep -c -u 1000 sleep", timeout_s=10)
+        assert r.output.strip() == "1", r  # only the earlier background sleep is left
+    finally:
+        await sb.close()
+
+
+async def test_warm_pool_makes_reset_cheap(backend: DockerBackend, template: Path) -> None:
+    await backend.warm(SandboxLimits())
+    started = time.monotonic()
+    sb = await backend.start(SandboxSpec(template=template))
+    elapsed = time.monotonic() - started
+    try:
+        assert (await sb.run("cat notes.txt", timeout_s=10)).output == "hello\n"
+        assert elapsed < 0.5, f"a warm start took {elapsed:.2f}s"  # a cold one pays container start-up
+    finally:
+        await sb.close()
+
+
+async def test_memory_limit_is_the_agents_fault_not_a_hang(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(memory_mb=128)))
+    try:
+        started = time.monotonic()
+        with pytest.raises(SandboxOOM) as err:
+            await sb.run("python3 -c 'b = bytearray(1 << 30); print(len(b))'", timeout_s=60)
+        assert isinstance(err.value, AgentError) and "128 MiB" in err.value.detail
+        assert time.monotonic() - started < 30
+        assert (await sb.run("echo still here", timeout_s=10)).output == "still here\n"
+    finally:
+        await sb.close()
+
+
+async def test_agent_ending_its_shell_is_agent_error(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec())
+    try:
+        with pytest.raises(SandboxGone):
+            await sb.run("kill -9 $$", timeout_s=10)
+    finally:
+        await sb.close()
+
+
+async def test_container_killed_from_outside_is_env_error(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec())
+    try:
+        await sb.run("true", timeout_s=10)
+        docker("kill", sb.container_id)
+        with pytest.raises(EnvError) as err:
+            await sb.run("echo hi", timeout_s=10)
+        assert not isinstance(err.value, AgentError)
+        assert not await sb.is_alive()
+    finally:
+        await sb.close()
+
+
+async def test_verifier_result_travels_out_of_band(backend: DockerBackend, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "answer.txt").write_text("42\n")
+    read_fd, write_fd = os.pipe()
+    script = ("echo FORGED-ON-STDOUT; test -w /workspace/answer.txt && echo WRITABLE; "
+              "ls /run/envhub-result 2>&1 | head -1; printf '{\"ok\": true}' >&$ENVHUB_RESULT_FD")
+    try:
+        res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True,
+                                                 env={"ENVHUB_RESULT_FD": str(write_fd)}),
+                                     ["bash", "-c", script], timeout_s=60, pass_fds=(write_fd,))
+    finally:
+        os.close(write_fd)
+    got = os.read(read_fd, 1000)
+    os.close(read_fd)
+    assert res.exit_code == 0, res
+    assert got == b'{"ok": true}', got
+    assert "WRITABLE" not in res.output and "Permission denied" in res.output, res.output
+
+
+async def test_verifier_timeout(backend: DockerBackend, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True), ["sleep", "300"],
+                                 timeout_s=2)
+    assert res.timed_out and res.exit_code is None
+
+
+async def test_unreachable_engine_is_unavailable(tmp_path: Path) -> None:
+    dead = tmp_path / "engine.sock"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(dead))  # bound, never listening: connections are refused, as from a stopped engine
+    try:
+        b = DockerBackend(None, root=tmp_path / "sbx", docker=DockerSettings(image=IMAGE, socket=str(dead), pool=0))
+        with pytest.raises(Unavailable) as err:
+            await b.start(SandboxSpec())
+        assert err.value.failure_class.retryable
+        await b.aclose()
+    finally:
+        s.close()
+
+
+class _VanishingMountBackend(DockerBackend):
+    """Its workspace folder disappears between create and start (as when a disk cleaner races the
+    server): the real engine then refuses to start the container."""
+
+    async def _create(self, cmd, limits, binds, **kw):
+        cid = await super()._create(cmd, limits, binds, **kw)
+        for host, _, _ in binds:
+            Path(host).rmdir()
+        return cid
+
+
+async def test_engine_refusing_to_start_is_unavailable(tmp_path: Path) -> None:
+    tmp_path.chmod(0o755)
+    b = _VanishingMountBackend(None, root=tmp_path / "sbx", docker=DockerSettings(image=IMAGE, pool=0))
+    try:
+        with pytest.raises(Unavailable) as err:
+            await b.start(SandboxSpec())
+        assert err.value.failure_class.retryable and err.value.retry_after_s > 0
+        assert "refused to start" in err.value.detail
+        left = docker("ps", "-aq", "--filter", f"label=envhub.sandbox.owner={b.owner}").stdout.split()
+        assert left == [], "a refused container was left behind"
+    finally:
+        await b.aclose()
+
+
+async def test_closing_removes_the_container(backend: DockerBackend) -> None:
+    sb = await backend.start(SandboxSpec())
+    cid = sb.container_id
+    await sb.close()
+    await sb.close()  # idempotent
+    await asyncio.sleep(0)
+    assert docker("inspect", cid, check=False).returncode != 0
