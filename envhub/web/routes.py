@@ -19,7 +19,7 @@ from envhub.web import views
 from envhub.web.render import HEADERS, HERE, not_found, page
 
 router = APIRouter(include_in_schema=False)
-STATIC = {"app.css": "text/css", "app.js": "text/javascript"}
+STATIC = {"app.css": "text/css", "app.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 MAX_PARAM = 200
 
 
