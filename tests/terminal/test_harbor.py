@@ -137,3 +137,53 @@ async def test_a_verifier_that_writes_no_reward_is_a_verifier_error(harbor_hub: 
 def test_task_yaml_is_plain_yaml(imported: Task) -> None:
     raw = yaml.safe_load((imported.path / "task.yaml").read_text())
     assert raw["metadata"]["harbor"]["path_map"]["verifier"]["/tests"] == "/tmp/harbor/tests"
+
+
+def _harbor_task(root: Path, dockerfile: str, files: dict[str, str]) -> Path:
+    shutil.copytree(SAMPLE, root)
+    shutil.rmtree(root / "environment")
+    (root / "environment").mkdir()
+    (root / "environment" / "Dockerfile").write_text(dockerfile)
+    for rel, text in files.items():
+        (root / "environment" / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / "environment" / rel).write_text(text)
+    return root
+
+
+def _state(task_dir: Path) -> list[str]:
+    state = task_dir / "state"
+    return sorted(p.relative_to(state).as_posix() for p in state.rglob("*") if p.is_file())
+
+
+def test_copy_whole_context_and_files_outside_the_workdir(tmp_path: Path) -> None:
+    src = _harbor_task(tmp_path / "src", "FROM debian\nWORKDIR /srv/app\nCOPY . .\nCOPY nginx.conf /etc/nginx/\n",
+                       {"main.py": "print(1)\n", "pkg/mod.py": "x = '/srv/app/data'\n", "nginx.conf": "x\n",
+                        ".dockerignore": "*.pyc\n"})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["main.py", "nginx.conf", "pkg/mod.py"]
+    assert (out / "state" / "pkg" / "mod.py").read_text() == "x = '/workspace/data'\n"
+    notes = yaml.safe_load((out / "task.yaml").read_text())["metadata"]["harbor"]["unsupported_setup"]
+    assert any("/etc/nginx/" in n and "outside the work dir" in n for n in notes)
+
+
+def test_no_copy_takes_the_whole_build_context(tmp_path: Path) -> None:
+    src = _harbor_task(tmp_path / "src", "FROM debian\nWORKDIR /app\nRUN true\n", {"input.csv": "a,b\n"})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["input.csv"]
+    assert "copies nothing" in yaml.safe_load((out / "task.yaml").read_text())["metadata"]["harbor"]["state_from"]
+
+
+def test_add_extracts_local_tarballs(tmp_path: Path) -> None:
+    import io
+    import tarfile
+
+    src = _harbor_task(tmp_path / "src", "FROM debian\nWORKDIR /app\nADD bundle.tar.gz /app/vendor/\n", {})
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        data = b"hello\n"
+        info = tarfile.TarInfo("lib/hello.txt")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    (src / "environment" / "bundle.tar.gz").write_bytes(buf.getvalue())
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["vendor/lib/hello.txt"]
