@@ -34,7 +34,8 @@ class EnvContext:
 
     settings: Settings
     sandbox: SandboxBackend
-    #: A private scratch folder for this session; removed when the session closes.
+    #: A private scratch folder for this session (made before `make` when the family's
+    #: `uses_workdir` is true); removed when the session closes.
     workdir: Path
     session_id: str
 
@@ -100,6 +101,9 @@ class Family(ABC):
     #: Set these in all subclasses.
     name: ClassVar[str]
     description: ClassVar[str]
+    #: Whether environments keep files in `EnvContext.workdir` (families that do not skip a
+    #: mkdir and rmtree per session).
+    uses_workdir: ClassVar[bool] = True
 
     def setup(self, settings: Settings) -> None:  # noqa: B027 - optional hook
         """Called once when a server starts (open pools, warm caches)."""

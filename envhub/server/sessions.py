@@ -11,9 +11,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
+import base64
+import os
 import shutil
-import tempfile
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -80,6 +80,19 @@ class Session:
         self.last_used = time.monotonic()
 
 
+class _SessionIds:
+    """Unguessable session ids, drawing OS randomness in blocks (one getrandom per id is slow here)."""
+
+    def __init__(self) -> None:
+        self._pool = b""
+
+    def next(self) -> str:
+        if len(self._pool) < 12:
+            self._pool = os.urandom(12 * 256)
+        raw, self._pool = self._pool[:12], self._pool[12:]
+        return base64.urlsafe_b64encode(raw).decode()
+
+
 class SessionManager:
     def __init__(self, settings: Settings, families: dict[str, Family], catalog: Catalog,
                  backend: SandboxBackend, verifier: VerifierRunner) -> None:
@@ -91,6 +104,8 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.observers: list[EpisodeObserver] = []
         self._reserved = 0
+        self._ids = _SessionIds()
+        self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -143,15 +158,16 @@ class SessionManager:
             raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions", retry_after_s=1.0)
         self._reserved += 1
         started = time.monotonic()
-        sid = secrets.token_urlsafe(12)
-        workdir = Path(tempfile.mkdtemp(prefix=f"session-{sid[:8]}-", dir=self._sessions_dir()))
-        workdir.chmod(0o755)  # sandboxes run as other uids and must reach the exported state
+        sid = self._ids.next()
+        workdir = self._sessions_dir() / sid
+        if family.uses_workdir:
+            workdir.mkdir(mode=0o755)  # sandboxes run as other uids and must reach the exported state
         env: Environment | None = None
         try:
             env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, workdir=workdir,
                                          session_id=sid))
-            observation = await asyncio.wait_for(env.reset(task=task, seed=req.seed),
-                                                 timeout=task.config.limits.step_timeout_s + STEP_GRACE_S)
+            async with asyncio.timeout(task.config.limits.step_timeout_s + STEP_GRACE_S):
+                observation = await env.reset(task=task, seed=req.seed)
         except BaseException as exc:
             if env is not None:
                 with contextlib.suppress(Exception):
@@ -177,9 +193,10 @@ class SessionManager:
                               task=TaskRef(id=task.id, prompt=task.prompt), lease_expires_at=session.lease_expires_at)
 
     def _sessions_dir(self) -> Path:
-        d = self.settings.data_dir / "sessions"
-        d.mkdir(parents=True, exist_ok=True)
-        return d
+        if self._sessions_root is None:
+            self._sessions_root = self.settings.data_dir / "sessions"
+            self._sessions_root.mkdir(parents=True, exist_ok=True)
+        return self._sessions_root
 
     async def step(self, session_id: str, req: StepRequest) -> StepResult:
         session = self.get(session_id)
@@ -215,7 +232,8 @@ class SessionManager:
                 text=f"episode time budget of {limits.episode_timeout_s:g}s exhausted; call verify", is_error=True),
                 FailureClass.agent_timeout, started, truncated=True)
         try:
-            obs = await asyncio.wait_for(session.env.step(action), timeout=limits.step_timeout_s + STEP_GRACE_S)
+            async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
+                obs = await session.env.step(action)
             failure = FailureClass.agent_timeout if obs.data.get("timed_out") else FailureClass.ok
         except AgentError as e:
             obs, failure = Observation(text=f"error: {e.detail}", is_error=True, data={"code": e.code}), \
@@ -271,6 +289,7 @@ class SessionManager:
         task = session.task
         if session.broken is not None:
             return verdict(task, failure=FailureClass.env_error, detail=session.broken.detail)
+        session.workdir.mkdir(mode=0o755, exist_ok=True)
         state = session.workdir / "final-state"
         try:
             await asyncio.wait_for(session.env.export_state(state), timeout=task.config.limits.verify_timeout_s)
@@ -314,7 +333,8 @@ class SessionManager:
             await asyncio.wait_for(session.env.close(), timeout=30)
         except Exception:
             log.exception("session %s: close failed", session.id)
-        await asyncio.to_thread(shutil.rmtree, session.workdir, True)
+        if session.workdir.exists():
+            await asyncio.to_thread(shutil.rmtree, session.workdir, True)
         self._notify("session_closed", session)
 
     # -- reaper -----------------------------------------------------------------------------------

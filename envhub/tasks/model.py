@@ -27,6 +27,7 @@ from envhub.errors import TaskFormatError
 
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*(/[a-zA-Z0-9][a-zA-Z0-9_.+-]*)+$"
 VALIDATION_FILE = "validation.json"
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~20x faster on a large catalogue
 HIDDEN_DIRS = ("tests", "solution")
 
 
@@ -118,7 +119,7 @@ class Task:
         if not cfg_path.is_file():
             raise TaskFormatError(f"{cfg_path}: missing", file=str(cfg_path))
         try:
-            raw = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
+            raw = yaml.load(cfg_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
         except yaml.YAMLError as e:
             raise TaskFormatError(f"{cfg_path}: not valid YAML: {e}", file=str(cfg_path)) from e
         if not isinstance(raw, dict):

@@ -49,6 +49,7 @@ class EchoEnvironment(Environment):
 
 class EchoFamily(Family):
     name = "echo"
+    uses_workdir = False
     description = "Echoes messages back; a protocol fixture and benchmark baseline."
 
     def make(self, ctx: EnvContext) -> EchoEnvironment:

@@ -131,6 +131,7 @@ class TerminalEnvironment(Environment):
 
 class TerminalFamily(Family):
     name = "terminal"
+    uses_workdir = False
     description = "Real shell work in a sandboxed workspace: files, text, archives, git, builds, services."
 
     def make(self, ctx: EnvContext) -> TerminalEnvironment:
