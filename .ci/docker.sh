@@ -56,7 +56,7 @@ wait_ready() {  # until every family's replica is ready behind the router
 import json, sys
 r = json.load(sys.stdin)
 fams = {f for x in r if x['ready'] for f in x['families']}
-sys.exit(0 if {'echo', 'terminal', 'db'} <= fams and sum(x['ready'] for x in r) >= 4 else 1)"; then
+sys.exit(0 if {'echo', 'terminal', 'db'} <= fams and sum(x['ready'] for x in r) >= 4 else 1)" 2>/dev/null; then
       return 0
     fi
     sleep 2
