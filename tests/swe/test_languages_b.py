@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
 from envhub.config import REPO_ROOT
+from envhub.server.hub import Hub
+from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
 from environments.swe.repo import clone_base
+from tests.conftest import make_settings
 from verifiers import EnvFault
 from verifiers.swe import Grade, apply_patch, grade
 
@@ -35,6 +38,8 @@ TASK_IDS = [
 ]
 #: Performance-cliff tasks: their unfixed code runs into a test timeout (15-25 s of CPU each).
 SLOW_UNFIXED = {"swe/perl/log-stats", "swe/elixir/timeline-dedup", "swe/haskell/word-freq"}
+#: Through the whole session manager (sandboxed episode + sandboxed verifier) by default; the rest are slow.
+HUB_DEFAULT = {"swe/php/money-allocate", "swe/lua/strkit-split"}
 
 
 @pytest.fixture
@@ -80,3 +85,33 @@ def test_empty_patch_does_not_resolve(checkout: tuple[Task, Path]):
     with pytest.raises(AssertionError):
         g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
     g.assert_passing(g.pass_to_pass, "PASS_TO_PASS")
+
+
+@pytest.fixture
+async def swe_hub() -> AsyncIterator[Hub]:
+    h = Hub.build(make_settings(families=["swe"]))
+    await h.start()
+    try:
+        yield h
+    finally:
+        await h.stop()
+
+
+@pytest.mark.parametrize("task_id", [t if t in HUB_DEFAULT else pytest.param(t, marks=pytest.mark.slow)
+                                     for t in TASK_IDS])
+async def test_oracle_resolves_and_noop_does_not_through_the_hub(swe_hub: Hub, task_id: str):
+    m = swe_hub.manager
+    task = Task.load(REPO_ROOT / "tasks" / task_id)
+    oracle = await m.create(ResetRequest(env="swe", task_id=task_id))
+    for action in swe_hub.families["swe"].oracle_actions(task):
+        r = await m.step(oracle.session_id, StepRequest(action=action))
+        assert r.failure == "ok", r.observation.text
+    v = await m.verify(oracle.session_id)
+    if v.failure_class == "env_error":
+        pytest.skip(f"{task_id}: environment fault (toolchain absent?): {v.detail}")
+    assert v.failure_class == "ok" and v.passed and v.reward == 1.0, (v.detail, v.checks)
+    noop = await m.create(ResetRequest(env="swe", task_id=task_id))
+    v = await m.verify(noop.session_id)
+    assert v.failure_class == "ok" and not v.passed and v.reward == 0.0, (v.detail, v.checks)
+    assert not next(c for c in v.checks if c.id == "fail_to_pass").passed
+    assert next(c for c in v.checks if c.id == "pass_to_pass").passed
