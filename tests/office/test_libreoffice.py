@@ -84,3 +84,39 @@ def test_pdf_export_keeps_korean_text(office, tmp_path):
     d.save(str(tmp_path / "ko.docx"))
     office.to_pdf(tmp_path / "ko.docx", tmp_path / "ko.pdf")
     assert "분기 보고서" in pypdf.PdfReader(str(tmp_path / "ko.pdf")).pages[0].extract_text()
+
+
+async def test_hung_office_at_verify_is_env_error_not_zero(hub):
+    """A LibreOffice hang during export is the environment's fault: env_error, masked from training."""
+    from envhub.spec import ResetRequest, StepRequest
+
+    m = hub.manager
+    task_id = "office/banking/t02-model"
+    created = await m.create(ResetRequest(env="office", task_id=task_id))
+    for action in hub.families["office"].oracle_actions(hub.catalog.get(task_id)):
+        await m.step(created.session_id, StepRequest(action=action))
+    office = hub.families["office"].office()
+    await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
+        "path": "model.xlsx"}}))  # the office is up
+    office.deadline_s = 2
+    os.kill(_soffice_bin(office), signal.SIGSTOP)
+    v = await m.verify(created.session_id)
+    assert v.failure_class.value == "env_error" and not v.trainable and v.retryable, v
+    office.deadline_s = 60
+
+
+async def test_crashed_office_during_a_step_is_env_error(hub):
+    from envhub.spec import ResetRequest, StepRequest
+
+    m = hub.manager
+    created = await m.create(ResetRequest(env="office", task_id="office/banking/t02-model"))
+    office = hub.families["office"].office()
+    await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
+        "path": "model.xlsx"}}))
+    os.kill(_soffice_bin(office), signal.SIGKILL)
+    time.sleep(0.3)
+    r = await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
+        "path": "model.xlsx"}}))
+    assert r.failure.value == "env_error" and not r.trainable
+    v = await m.verify(created.session_id)
+    assert v.failure_class.value == "env_error"
