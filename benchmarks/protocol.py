@@ -109,16 +109,16 @@ def pct(values: list[float], q: float) -> float:
 
 # -- per-protocol episode loops -----------------------------------------------------------------------
 async def envhub_loop(url: str, stop: float, lat: list[float]) -> int:
+    """reset (replacing the connection's previous session, as OpenEnv's reset does) + step."""
     pairs = 0
+    reset = json.dumps({"op": "reset", "replace": True, "data": {"env": "echo", "task_id": "echo/say-done"}})
+    step = json.dumps({"op": "step", "data": {"action": {"tool": "echo", "arguments": {"message": "hi"}}}})
     async with websockets.connect(url, max_size=None) as ws:
         while time.perf_counter() < stop:
             t = time.perf_counter()
-            await ws.send(json.dumps({"op": "reset", "data": {"env": "echo", "task_id": "echo/say-done"}}))
-            sid = json.loads(await ws.recv())["data"]["session_id"]
-            await ws.send(json.dumps({"op": "step", "session_id": sid,
-                                      "data": {"action": {"tool": "echo", "arguments": {"message": "hi"}}}}))
+            await ws.send(reset)
             await ws.recv()
-            await ws.send(json.dumps({"op": "close", "session_id": sid}))
+            await ws.send(step)
             await ws.recv()
             lat.append(time.perf_counter() - t)
             pairs += 1

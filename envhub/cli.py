@@ -64,7 +64,7 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a live terminal session holds a few fds
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level,
-                ws_max_size=settings.max_body_bytes)
+                ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False, ws="websockets-sansio")
 
 
 def _hub(settings: Settings | None = None):

@@ -198,6 +198,8 @@ class WsReset(BaseModel):
     op: Literal["reset"]
     id: str | int | None = None
     data: ResetRequest
+    replace: bool = Field(default=False, description="Close this connection's previous session first "
+                                                      "(one round trip per episode for a rollout worker).")
 
 
 class WsStep(BaseModel):

@@ -43,7 +43,8 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         self.app = create_app(settings)
         self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    ws_max_size=settings.max_body_bytes))
+                                                    ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False,
+                                                    ws="websockets-sansio"))
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 
     def __enter__(self) -> LiveServer:

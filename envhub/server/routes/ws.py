@@ -24,6 +24,8 @@ FRAME = TypeAdapter(WsFrame)
 
 async def _dispatch(manager: SessionManager, frame: WsFrame, opened: list[str]) -> object:
     if isinstance(frame, WsReset):
+        if frame.replace and opened:
+            await manager.close(opened.pop())
         created = await manager.create(frame.data)
         opened.append(created.session_id)
         return created
