@@ -213,7 +213,13 @@ class LocalSandbox(Sandbox):
                 del pending[:-keep]
             if clip.total > flood_cap and not timed_out:
                 self._kill_new(before)  # output flood: stop it, keep what was said
-        return ExecResult(exit_code=None if timed_out else exit_code, output=clip.text(), timed_out=timed_out,
+        output = clip.text()
+        if len(self._sandbox_pids()) >= 0.9 * self.limits.processes:
+            # A runaway (fork bomb) left behind: stop what this command started so the sandbox
+            # stays usable; services started by earlier commands are spared.
+            self._kill_new(before)
+            output += "\n[the sandbox hit its process limit; processes this command started were killed]"
+        return ExecResult(exit_code=None if timed_out else exit_code, output=output, timed_out=timed_out,
                           truncated=clip.truncated, elapsed_s=time.monotonic() - started)
 
     async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
