@@ -278,8 +278,9 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if check_records:
         _check_records(catalog, tasks, as_json)
         return
-    if sample:
-        tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
+    if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
+        recorded = [t for t in tasks if catalog.status(t) == "validated"]
+        tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
     reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json))
     broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
               if not env or f"/{env}/" in str(p)]

@@ -4,7 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-APT_PACKAGES=(bubblewrap python3 git ca-certificates curl make gcc tar gzip bzip2 xz-utils zip unzip jq
+APT_PACKAGES=(bubblewrap python3 git ca-certificates curl make gcc libc6-dev patch diffutils findutils util-linux
+              tar gzip bzip2 xz-utils zip unzip jq
               sqlite3 procps file bc
               postgresql libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui chromium)
 missing=()
