@@ -6,7 +6,7 @@ import signal
 import pytest
 
 from envhub.config import get_settings
-from envhub.errors import AgentError, EnvError
+from envhub.errors import AgentError, EnvError, SandboxUnavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.local import LocalBackend, SandboxGone
 
@@ -107,3 +107,10 @@ async def test_export_copies_the_workspace_with_modes(sandbox, tmp_path):
     assert (dest / "out.txt").read_text() == "data\n"
     assert oct((dest / "out.txt").stat().st_mode & 0o777) == "0o640"
     assert (dest / "link").is_symlink()
+
+
+def test_missing_bubblewrap_names_the_debian_package(tmp_path):
+    backend = LocalBackend(tmp_path)
+    backend._bwrap = None  # as on a machine without the package
+    with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
+        backend.check()

@@ -1,0 +1,87 @@
+"""`envhub validate` accepts a sound task and rejects broken ones, for the right reason."""
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from envhub.server.hub import Hub
+from envhub.validate.core import Validator
+from envhub.validate.record import validation_status, write_record
+from envhub.tasks.catalog import Catalog
+
+from tests.conftest import make_settings
+
+REPO_TASKS = Path(__file__).resolve().parents[2] / "tasks"
+
+
+def echo_task(root: Path, name: str, test_body: str) -> None:
+    d = root / "echo" / name
+    (d / "tests").mkdir(parents=True)
+    (d / "solution").mkdir()
+    (d / "task.yaml").write_text(f"id: echo/{name}\nfamily: echo\ntitle: {name}\nlimits: {{verify_timeout_s: 30}}\n")
+    (d / "prompt.md").write_text('Echo "done".')
+    (d / "solution" / "actions.json").write_text(json.dumps([{"tool": "echo", "arguments": {"message": "done"}}]))
+    (d / "tests" / "test_v.py").write_text(test_body)
+
+
+SOUND = ("import json\nfrom verifiers import STATE, check\n\n@check('said-done')\ndef test_done():\n"
+         "    assert 'done' in json.loads((STATE / 'messages.json').read_text())\n")
+VACUOUS = "def test_always():\n    assert True\n"
+READS_FORGED_RESULT = ("import json\nfrom verifiers import STATE\n\ndef test_result():\n"
+                       "    p = STATE / 'result.json'\n"
+                       "    if p.exists():\n        assert json.loads(p.read_text())['passed']\n        return\n"
+                       "    assert 'done' in json.loads((STATE / 'messages.json').read_text())\n")
+
+
+@pytest.fixture
+async def validator(tmp_path):
+    for name, body in (("sound", SOUND), ("vacuous", VACUOUS), ("gullible", READS_FORGED_RESULT)):
+        echo_task(tmp_path, name, body)
+    hub = Hub.build(make_settings(families=["echo"], tasks_dir=tmp_path, store_enabled=False))
+    await hub.start()
+    v = Validator(hub, runs=2)
+    yield v, hub.catalog
+    v.close()
+    await hub.stop()
+
+
+async def test_a_sound_task_is_validated_and_recorded(validator):
+    v, catalog = validator
+    task = catalog.get("echo/sound")
+    report = await v.validate(task)
+    assert report.status == "validated", [f for f in report.findings if not f.ok]
+    assert {f.check for f in report.findings} >= {"static", "oracle:run1", "oracle:run2", "null", "determinism",
+                                                  "exploit:planted_conftest", "exploit:forged_result_file",
+                                                  "exploit:fake_success_output", "exploit:trojaned_path_binary"}
+    assert validation_status(task) == "validated"
+
+
+async def test_a_verifier_that_passes_for_a_do_nothing_agent_is_rejected(validator):
+    v, catalog = validator
+    report = await v.validate(catalog.get("echo/vacuous"))
+    assert report.status == "rejected"
+    assert [f.check for f in report.findings if not f.ok][0] == "null"
+    assert validation_status(catalog.get("echo/vacuous")) == "rejected"
+
+
+async def test_a_verifier_fooled_by_a_forged_result_file_is_rejected(validator):
+    v, catalog = validator
+    report = await v.validate(catalog.get("echo/gullible"))
+    failed = {f.check for f in report.findings if not f.ok}
+    assert failed == {"exploit:forged_result_file"}
+
+
+def test_a_record_goes_stale_when_the_task_changes(tmp_path):
+    echo_task(tmp_path, "sound", SOUND)
+    task = Catalog(tmp_path).get("echo/sound")
+    write_record(task, {"status": "validated"})
+    assert validation_status(task) == "validated"
+    (task.path / "prompt.md").write_text('Echo "done", please.')
+    assert validation_status(task) == "stale"
+
+
+def test_the_repository_catalogue_loads_without_broken_folders():
+    catalog = Catalog(REPO_TASKS)
+    assert catalog.tasks and not catalog.errors, catalog.errors
