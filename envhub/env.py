@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from envhub.errors import AgentError
 from envhub.spec import Observation, ToolCall, ToolSpec
@@ -88,6 +88,23 @@ class Environment(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Release everything; safe to call more than once."""
+
+
+def tool_arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
+    """One tool argument, type-checked; a missing or mistyped one is the agent's error.
+
+    `float` accepts integers; `bool` is never taken for a number.
+    """
+    if name not in args:
+        if required:
+            raise AgentError(f"missing argument {name!r}")
+        return None
+    value = args[name]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
+    return value
 
 
 #: A state mutator used by validation: edits an exported final state in place; the verifier

@@ -42,7 +42,7 @@ class AsyncEnvClient:
                     except ValueError:
                         body = {"detail": (await r.text())[:500]}
                     err: BaseException = error_from(r.status, body, r.headers.get("retry-after"))
-            except (aiohttp.ClientConnectionError, asyncio.TimeoutError) as exc:
+            except (TimeoutError, aiohttp.ClientConnectionError) as exc:
                 err = exc
             if attempt >= self.retries or not should_retry(err):
                 raise err

@@ -7,6 +7,8 @@ writable workspace. Requests and results are small typed models.
 
 from __future__ import annotations
 
+import base64
+import shlex
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,10 +62,13 @@ class Sandbox(ABC):
         `SandboxGone` (an `AgentError`) if the agent's own command ended the shell.
         """
 
-    @abstractmethod
     async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
                    max_output: int = 64_000) -> ExecResult:
-        """Run one process inside the sandbox's namespaces, outside the shell."""
+        """Run one process through the persistent shell, in a subshell (cwd and variables untouched)."""
+        cmd = " ".join(shlex.quote(a) for a in argv)
+        if stdin is not None:
+            cmd = f"printf %s {base64.b64encode(stdin).decode()} | base64 -d | {cmd}"
+        return await self.run(f"( {cmd} )", timeout_s=timeout_s, max_output=max_output)
 
     @abstractmethod
     async def is_alive(self) -> bool: ...

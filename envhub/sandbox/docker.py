@@ -116,7 +116,7 @@ class Engine:
                     timeout=aiohttp.ClientTimeout(total=timeout_s or self.timeout_s)) as r:
                 raw = await r.read()
                 status = r.status
-        except (aiohttp.ClientError, OSError, asyncio.TimeoutError) as e:
+        except (TimeoutError, aiohttp.ClientError, OSError) as e:
             raise Unavailable(f"the container engine is unreachable at {self.sock}: {e!r}", retry_after_s=2) from e
         data: Any = None
         if raw:
@@ -346,7 +346,7 @@ class DockerSandbox(Sandbox):
                 raise SandboxGone("the shell stopped responding after a timed-out command")
             try:
                 chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             if not chunk:
                 await proc.wait()
@@ -374,16 +374,6 @@ class DockerSandbox(Sandbox):
                              exit_code=exit_code)
         return ExecResult(exit_code=None if timed_out else exit_code, output=clip.text(), timed_out=timed_out,
                           truncated=clip.truncated, elapsed_s=time.monotonic() - started)
-
-    async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
-                   max_output: int = 64_000) -> ExecResult:
-        """One process through the persistent shell, in a subshell (cwd and variables untouched)."""
-        import base64
-
-        cmd = " ".join(shlex.quote(a) for a in argv)
-        if stdin is not None:
-            cmd = f"printf %s {base64.b64encode(stdin).decode()} | base64 -d | {cmd}"
-        return await self.run(f"( {cmd} )", timeout_s=timeout_s, max_output=max_output)
 
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing PID 1, the shell

@@ -13,10 +13,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import fcntl
 import os
 import resource
 import secrets
-import shlex
 import shutil
 import signal
 import time
@@ -29,6 +29,9 @@ from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, 
 
 SHELL = ("/bin/bash", "--noprofile", "--norc")
 SANDBOX_UID = 1000  # what the agent sees inside
+#: Host folders some Debian toolchains need read-only beside /usr and /etc (GHC's package
+#: database: /usr/lib/ghc/package.conf.d links to /var/lib/ghc).
+TOOLCHAIN_STATE = ("/var/lib/ghc",)
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -53,6 +56,14 @@ def _descendants(pid: int) -> list[int]:
         except (FileNotFoundError, ProcessLookupError, NotADirectoryError):
             continue
     return out
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(c) for c in f.read().split()]
+    except FileNotFoundError:
+        return []
 
 
 def _signal_all(pids: Sequence[int], sig: int) -> None:
@@ -164,6 +175,7 @@ class LocalSandbox(Sandbox):
         encoded = base64.b64encode(command.encode()).decode()
         script = (f'{{ eval "$(printf %s {encoded} | base64 -d)"; }} </dev/null 2>&1; '
                   f'printf "\\n{marker.decode()}:%s\\n" "$?"\n')
+        cleared = self._clear_runaway()
         before = self._sandbox_pids()
         assert self._proc.stdin and self._proc.stdout
         try:
@@ -192,7 +204,7 @@ class LocalSandbox(Sandbox):
                 raise SandboxGone("the shell stopped responding after a timed-out command")
             try:
                 chunk = await asyncio.wait_for(self._proc.stdout.read(65536), timeout=remaining)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 continue
             if not chunk:
                 await self._proc.wait()
@@ -214,21 +226,18 @@ class LocalSandbox(Sandbox):
             if clip.total > flood_cap and not timed_out:
                 self._kill_new(before)  # output flood: stop it, keep what was said
         output = clip.text()
-        if len(self._sandbox_pids()) >= 0.9 * self.limits.processes:
-            # A runaway (fork bomb) left behind: stop what this command started so the sandbox
-            # stays usable; services started by earlier commands are spared.
-            self._kill_new(before)
-            output += "\n[the sandbox hit its process limit; processes this command started were killed]"
+        if cleared or self._clear_runaway():
+            output += "\n[the sandbox hit its process limit; every process but the shell was killed]"
         return ExecResult(exit_code=None if timed_out else exit_code, output=output, timed_out=timed_out,
                           truncated=clip.truncated, elapsed_s=time.monotonic() - started)
 
-    async def exec(self, argv: Sequence[str], *, timeout_s: float, stdin: bytes | None = None,
-                   max_output: int = 64_000) -> ExecResult:
-        """One process through the persistent shell (a subshell, so cwd and variables are untouched)."""
-        cmd = " ".join(shlex.quote(a) for a in argv)
-        if stdin is not None:
-            cmd = f"printf %s {base64.b64encode(stdin).decode()} | base64 -d | {cmd}"
-        return await self.run(f"( {cmd} )", timeout_s=timeout_s, max_output=max_output)
+    def _clear_runaway(self) -> bool:
+        """A runaway (fork bomb) leaves the sandbox unusable at its process limit: kill every
+        process but the shell, background services included."""
+        if len(self._sandbox_pids()) < 0.8 * self.limits.processes:
+            return False
+        self._kill_new(set())
+        return True
 
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing the shell and
@@ -247,16 +256,26 @@ class LocalSandbox(Sandbox):
         await self._backend.copy_tree(self.workspace, dest)
 
     async def _hard_kill(self) -> None:
-        _signal_all([self._proc.pid, *self._sandbox_pids()], signal.SIGKILL)
-        with contextlib.suppress(ProcessLookupError):
+        for _ in range(100):  # rounds: a fork bomb keeps forking while it is being killed
+            pids = [self._proc.pid, *self._sandbox_pids()] if self._proc.returncode is None else \
+                list(self._sandbox_pids())
+            if not pids:
+                break
+            _signal_all(pids, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError, TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=5)
 
     async def close(self) -> None:
         if self._closed:
             return
         self._closed = True
+        init = _children(self._proc.pid)  # bwrap's pid 1 inside: when it is gone, so is the namespace
         if self._proc.returncode is None:
             await self._hard_kill()
+        for _ in range(500):  # the uid goes back to the pool only once none of its processes is left
+            if not any(os.path.exists(f"/proc/{pid}") for pid in init):
+                break
+            await asyncio.sleep(0.01)
         self._backend.release(self.uid)
         await asyncio.to_thread(shutil.rmtree, self.root, True)
 
@@ -269,10 +288,12 @@ class LocalBackend(SandboxBackend):
 
     name = "local"
 
-    def __init__(self, root: Path, *, uid_base: int = 200_000, uid_count: int = 8192) -> None:
+    def __init__(self, root: Path, *, uid_base: int = 300_000, uid_count: int = 8192) -> None:
         self.root = root
         self._is_root = os.geteuid() == 0
         self._free_uids = list(range(uid_base + uid_count - 1, uid_base - 1, -1))
+        self._taken_elsewhere: list[int] = []
+        self._uid_locks: dict[int, int] = {}
         self._bwrap = shutil.which("bwrap")
         self._cp = shutil.which("cp") or "/bin/cp"
 
@@ -282,16 +303,32 @@ class LocalBackend(SandboxBackend):
                 "bubblewrap is not installed; install the Debian package: apt-get install bubblewrap")
 
     # -- uid pool ------------------------------------------------------------------------------
+    # Several servers may share a host: a uid is claimed with an flock on a file of its own, so two
+    # processes never hand out the same uid (the kernel drops the lock if a server dies).
     def _take_uid(self) -> int:
         if not self._is_root:
             return os.geteuid()  # cannot switch users: one uid for all, no per-sandbox NPROC
-        if not self._free_uids:
-            raise Unavailable("no free sandbox uid", retry_after_s=1)
-        return self._free_uids.pop()
+        locks = self.root / "uids"
+        locks.mkdir(parents=True, exist_ok=True)
+        while self._free_uids:
+            uid = self._free_uids.pop()
+            fd = os.open(locks / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                self._taken_elsewhere.append(uid)
+                continue
+            self._uid_locks[uid] = fd
+            return uid
+        self._free_uids, self._taken_elsewhere = self._taken_elsewhere[::-1], []
+        raise Unavailable("no free sandbox uid", retry_after_s=1)
 
     def release(self, uid: int) -> None:
-        if self._is_root:
-            self._free_uids.append(uid)
+        fd = self._uid_locks.pop(uid, None)
+        if fd is not None:
+            os.close(fd)  # drops the flock
+            self._free_uids.insert(0, uid)  # reuse the least recently used uid last
 
     # -- file helpers --------------------------------------------------------------------------
     async def copy_tree(self, src: Path, dest: Path, uid: int | None = None) -> None:
@@ -319,6 +356,9 @@ class LocalBackend(SandboxBackend):
             "--size", str(spec.limits.file_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--ro-bind" if spec.read_only_workspace else "--bind", str(workspace), WORKSPACE,
         ]
+        for state in TOOLCHAIN_STATE:  # toolchains whose /usr files point outside /usr
+            if os.path.isdir(state):
+                argv += ["--ro-bind", state, state]
         for host, inside in spec.ro_binds.items():
             argv += ["--ro-bind", host, inside]
         for host, inside in spec.rw_binds.items():
@@ -383,7 +423,7 @@ class LocalBackend(SandboxBackend):
 
             try:
                 await asyncio.wait_for(asyncio.gather(pump(), proc.wait()), timeout=timeout_s)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 timed_out = True
                 _signal_all([proc.pid, *_descendants(proc.pid)], signal.SIGKILL)
                 await proc.wait()

@@ -240,7 +240,7 @@ class SessionManager:
                 FailureClass.agent_error
         except AgentTimeout as e:
             obs, failure = Observation(text=f"timeout: {e.detail}", is_error=True), FailureClass.agent_timeout
-        except (EnvError, asyncio.TimeoutError, OSError) as e:
+        except (TimeoutError, EnvError, OSError) as e:
             session.broken = e if isinstance(e, EnvError) else EnvError(f"the environment did not answer: {e!r}")
             log.warning("session %s: environment fault: %s", session.id, session.broken.detail)
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
@@ -293,7 +293,7 @@ class SessionManager:
         state = session.workdir / "final-state"
         try:
             await asyncio.wait_for(session.env.export_state(state), timeout=task.config.limits.verify_timeout_s)
-        except (EnvError, asyncio.TimeoutError, OSError) as e:
+        except (TimeoutError, EnvError, OSError) as e:
             detail = e.detail if isinstance(e, EnvError) else f"exporting the final state failed: {e!r}"
             return verdict(task, failure=FailureClass.env_error, detail=detail)
         except Exception as e:

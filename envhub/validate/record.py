@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache
+from functools import lru_cache, cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 IMPORT_RE = re.compile(r"^\s*(?:from|import)\s+verifiers(?:\.(\w+))?", re.M)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _part_sha256(path: Path) -> str:
     from envhub.tasks.model import tree_sha256
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 import base64
 import shlex
 from pathlib import Path
-from typing import Any
 
-from envhub.env import EnvContext, Environment, Family
+from envhub.env import EnvContext, Environment, Family, tool_arg
 from envhub.errors import AgentError, EnvError
 from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation, ToolCall, ToolSpec
@@ -36,19 +35,6 @@ TOOLS = [
                            "properties": {"path": {"type": "string", "minLength": 1},
                                           "content": {"type": "string", "maxLength": MAX_FILE_BYTES}}}),
 ]
-
-
-def _arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
-    if name not in args:
-        if required:
-            raise AgentError(f"missing argument {name!r}")
-        return None
-    value = args[name]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
-    return value
 
 
 class TerminalEnvironment(Environment):
@@ -80,14 +66,14 @@ class TerminalEnvironment(Environment):
         step_limit = self.task.config.limits.step_timeout_s
         args = call.arguments
         if call.tool == "bash":
-            command = _arg(args, "command", str)
-            timeout = _arg(args, "timeout_s", float, required=False) or step_limit
+            command = tool_arg(args, "command", str)
+            timeout = tool_arg(args, "timeout_s", float, required=False) or step_limit
             return await self._bash(command, min(timeout, step_limit))
         if call.tool == "read_file":
-            path = _arg(args, "path", str)
+            path = tool_arg(args, "path", str)
             res = await self._sandbox().run(
-                f"test -f {shlex.quote(path)} || {{ echo 'no such file' >&2; exit 2; }}; "
-                f"head -c {MAX_FILE_BYTES + 1} -- {shlex.quote(path)} | base64 -w0", timeout_s=step_limit,
+                f"( test -f {shlex.quote(path)} || {{ echo 'no such file' >&2; exit 2; }}; "  # a subshell: `exit`
+                f"head -c {MAX_FILE_BYTES + 1} -- {shlex.quote(path)} | base64 -w0 )", timeout_s=step_limit,  # keeps the shell
                 max_output=2 * MAX_FILE_BYTES)
             if res.exit_code != 0:
                 raise AgentError(f"cannot read {path}: {res.output.strip()[-300:]}")
@@ -96,7 +82,7 @@ class TerminalEnvironment(Environment):
             return Observation(text=data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") + note,
                                data={"path": path, "bytes": len(data)})
         if call.tool == "write_file":
-            path, content = _arg(args, "path", str), _arg(args, "content", str)
+            path, content = tool_arg(args, "path", str), tool_arg(args, "content", str)
             if len(content.encode()) > MAX_FILE_BYTES:
                 raise AgentError("content is over 1 MiB; write it in parts with bash")
             encoded = base64.b64encode(content.encode()).decode()

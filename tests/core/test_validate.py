@@ -1,7 +1,6 @@
 """`envhub validate` accepts a sound task and rejects broken ones, for the right reason."""
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
