@@ -11,9 +11,10 @@ no process start-up.
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
+import ctypes
 import fcntl
+import json
 import os
 import resource
 import secrets
@@ -58,6 +59,10 @@ def _descendants(pid: int) -> list[int]:
     return out
 
 
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_PR_SET_PDEATHSIG = 1
+
+
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -87,6 +92,7 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None):
             os.setgroups([])
             os.setgid(uid)
             os.setuid(uid)
+        _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the server
 
     return apply
 
@@ -131,8 +137,39 @@ class LocalSandbox(Sandbox):
         self.root = root
         self.uid = uid
         self.limits = limits
-        self._buf = bytearray()
         self._closed = False
+        #: bwrap's pid 1 inside the sandbox, as the host sees it, and its pid namespace: killing it
+        #: ends every process of the sandbox, even after the outer bwrap is gone.
+        self._init: tuple[int, str] | None = None
+
+    def watch_info(self, fd: int) -> None:
+        """Read bwrap's `--info-fd` JSON (the sandbox's pid 1) without delaying the reset."""
+        loop = asyncio.get_running_loop()
+        buf = bytearray()
+
+        def readable() -> None:
+            chunk = b""
+            with contextlib.suppress(BlockingIOError):
+                chunk = os.read(fd, 4096)
+            buf.extend(chunk)
+            if chunk and b"}" not in buf:
+                return
+            loop.remove_reader(fd)
+            os.close(fd)
+            with contextlib.suppress(ValueError, KeyError, OSError):
+                pid = int(json.loads(buf)["child-pid"])
+                self._init = (pid, os.readlink(f"/proc/{pid}/ns/pid"))
+
+        os.set_blocking(fd, False)
+        loop.add_reader(fd, readable)
+
+    def _kill_namespace(self) -> None:
+        if self._init is None:
+            return
+        pid, ns = self._init
+        with contextlib.suppress(OSError):
+            if os.readlink(f"/proc/{pid}/ns/pid") == ns:  # the same process, not a reused pid
+                os.kill(pid, signal.SIGKILL)
 
     @property
     def workspace(self) -> Path:
@@ -172,9 +209,14 @@ class LocalSandbox(Sandbox):
             raise self._died()
         started = time.monotonic()
         marker = secrets.token_hex(12).encode()
-        encoded = base64.b64encode(command.encode()).decode()
-        script = (f'{{ eval "$(printf %s {encoded} | base64 -d)"; }} </dev/null 2>&1; '
-                  f'printf "\\n{marker.decode()}:%s\\n" "$?"\n')
+        if "\0" in command:
+            raise AgentError("a command cannot contain NUL bytes")
+        # The command travels as a here-document read by a builtin: no fork and no decoding
+        # process, so it runs (or fails visibly) even when the sandbox is at its process limit.
+        # The random marker ends the document and frames the exit status; no output can fake it.
+        tag = marker.decode()
+        script = (f"IFS= read -r -d '' __envhub_cmd <<'{tag}'\n{command}\n{tag}\n"
+                  f'{{ eval "$__envhub_cmd"; }} </dev/null 2>&1; printf "\\n{tag}:%s\\n" "$?"\n')
         cleared = self._clear_runaway()
         before = self._sandbox_pids()
         assert self._proc.stdin and self._proc.stdout
@@ -203,8 +245,12 @@ class LocalSandbox(Sandbox):
                 await self._hard_kill()
                 raise SandboxGone("the shell stopped responding after a timed-out command")
             try:
-                chunk = await asyncio.wait_for(self._proc.stdout.read(65536), timeout=remaining)
+                chunk = await asyncio.wait_for(self._proc.stdout.read(65536), timeout=min(remaining, 0.5))
             except TimeoutError:
+                if self._proc.returncode is not None:  # bwrap is gone; its children may hold the pipe
+                    self._kill_namespace()
+                    raise self._died() from None
+                cleared = self._clear_runaway() or cleared  # a bomb still forking from an earlier command
                 continue
             if not chunk:
                 await self._proc.wait()
@@ -256,12 +302,18 @@ class LocalSandbox(Sandbox):
         await self._backend.copy_tree(self.workspace, dest)
 
     async def _hard_kill(self) -> None:
+        # The namespace first: its pid 1 dies, the outer bwrap reaps it and exits, and we reap
+        # bwrap; killing bwrap first would leave its pid 1 to the host's init to reap.
+        self._kill_namespace()
         for _ in range(100):  # rounds: a fork bomb keeps forking while it is being killed
-            pids = [self._proc.pid, *self._sandbox_pids()] if self._proc.returncode is None else \
-                list(self._sandbox_pids())
+            pids = list(self._sandbox_pids())
             if not pids:
                 break
             _signal_all(pids, signal.SIGKILL)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._proc.wait(), timeout=2)
+            return
+        _signal_all([self._proc.pid], signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=5)
 
@@ -269,11 +321,9 @@ class LocalSandbox(Sandbox):
         if self._closed:
             return
         self._closed = True
-        init = _children(self._proc.pid)  # bwrap's pid 1 inside: when it is gone, so is the namespace
-        if self._proc.returncode is None:
-            await self._hard_kill()
+        await self._hard_kill()
         for _ in range(500):  # the uid goes back to the pool only once none of its processes is left
-            if not any(os.path.exists(f"/proc/{pid}") for pid in init):
+            if self._init is None or not os.path.exists(f"/proc/{self._init[0]}/task"):
                 break
             await asyncio.sleep(0.01)
         self._backend.release(self.uid)
@@ -294,6 +344,7 @@ class LocalBackend(SandboxBackend):
         self._free_uids = list(range(uid_base + uid_count - 1, uid_base - 1, -1))
         self._taken_elsewhere: list[int] = []
         self._uid_locks: dict[int, int] = {}
+        self._swept = False
         self._bwrap = shutil.which("bwrap")
         self._cp = shutil.which("cp") or "/bin/cp"
 
@@ -309,7 +360,9 @@ class LocalBackend(SandboxBackend):
         if not self._is_root:
             return os.geteuid()  # cannot switch users: one uid for all, no per-sandbox NPROC
         locks = self.root / "uids"
-        locks.mkdir(parents=True, exist_ok=True)
+        if not self._swept:
+            locks.mkdir(parents=True, exist_ok=True)
+            self._sweep_orphans(locks)
         while self._free_uids:
             uid = self._free_uids.pop()
             fd = os.open(locks / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
@@ -323,6 +376,28 @@ class LocalBackend(SandboxBackend):
             return uid
         self._free_uids, self._taken_elsewhere = self._taken_elsewhere[::-1], []
         raise Unavailable("no free sandbox uid", retry_after_s=1)
+
+    def _sweep_orphans(self, locks: Path) -> None:
+        """Kill processes left by a server that died: their uid is in our range but no live server
+        holds its lock."""
+        self._swept = True
+        lo, hi = min(self._free_uids), max(self._free_uids)
+        owners: dict[int, list[int]] = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                with contextlib.suppress(OSError):
+                    uid = os.stat(f"/proc/{entry}").st_uid
+                    if lo <= uid <= hi:
+                        owners.setdefault(uid, []).append(int(entry))
+        for uid, pids in owners.items():
+            fd = os.open(locks / str(uid), os.O_CREAT | os.O_RDWR, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                continue  # a live server's sandbox
+            finally:
+                os.close(fd)
+            _signal_all(pids, signal.SIGKILL)
 
     def release(self, uid: int) -> None:
         fd = self._uid_locks.pop(uid, None)
@@ -394,12 +469,19 @@ class LocalBackend(SandboxBackend):
                 workspace.mkdir()
                 if self._is_root:
                     os.chown(workspace, uid, uid)
-            proc = await self._spawn([*self._argv(spec, workspace), "--", *SHELL], uid, spec.limits)
+            info_r, info_w = os.pipe()
+            try:
+                proc = await self._spawn([*self._argv(spec, workspace), "--info-fd", str(info_w), "--", *SHELL],
+                                         uid, spec.limits, pass_fds=(info_w,))
+            finally:
+                os.close(info_w)
         except BaseException:
             self.release(uid)
             shutil.rmtree(root, ignore_errors=True)
             raise
-        return LocalSandbox(self, proc, root, uid, spec.limits)
+        sandbox = LocalSandbox(self, proc, root, uid, spec.limits)
+        sandbox.watch_info(info_r)
+        return sandbox
 
     async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float,
                        pass_fds: Sequence[int] = (), max_output: int = 64_000) -> ExecResult:
