@@ -39,7 +39,7 @@ TOOLCHAINS: dict[str, Toolchain] = {t.language: t for t in (
     Toolchain("ruby", ("ruby", "ruby-rspec"), "ruby --version && rspec --version", "rspec_json"),
     Toolchain("perl", ("perl", "libtap-formatter-junit-perl"), "perl -v && prove --version", "tap"),
     Toolchain("lua", ("lua5.4", "lua-busted"), "lua5.4 -v && busted --version", "junit_xml"),
-    Toolchain("erlang", ("erlang-base", "erlang-eunit", "erlang-dev"), "erl -noshell -eval 'halt().'", "junit_xml"),
+    Toolchain("erlang", ("erlang-base", "erlang-eunit"), "erl -noshell -eval 'halt().'", "junit_xml"),
     Toolchain("elixir", ("elixir",), "elixir --version", "junit_xml"),
     Toolchain("r", ("r-base-core", "r-cran-testthat", "r-cran-xml2"), "Rscript -e 'library(testthat)'", "junit_xml"),
     Toolchain("ocaml", ("ocaml-nox", "ocaml-dune", "libounit-ocaml-dev"), "ocamlfind ocamlopt -version || ocaml -version",
