@@ -141,6 +141,7 @@ class LocalSandbox(Sandbox):
         #: bwrap's pid 1 inside the sandbox, as the host sees it, and its pid namespace: killing it
         #: ends every process of the sandbox, even after the outer bwrap is gone.
         self._init: tuple[int, str] | None = None
+        self._machinery: set[int] | None = None
 
     def watch_info(self, fd: int) -> None:
         """Read bwrap's `--info-fd` JSON (the sandbox's pid 1) without delaying the reset."""
@@ -175,16 +176,18 @@ class LocalSandbox(Sandbox):
     def workspace(self) -> Path:
         return self.root / "workspace"
 
-    def _shell_pid(self) -> int | None:
-        # outer bwrap → bwrap init (pid 1 inside) → bash
-        for pid in _descendants(self._proc.pid):
-            try:
-                with open(f"/proc/{pid}/comm") as f:
-                    if f.read().strip() == "bash":
-                        return pid
-            except FileNotFoundError:
-                continue
-        return None
+    def _keep(self) -> set[int]:
+        """The sandbox's own machinery, never killed by a clean-up: bwrap's pid 1 and the shell.
+
+        Found once from bwrap's --info-fd (the shell is the only child of pid 1) and cached:
+        /proc's children lists are racy while processes fork, a cached pid is not.
+        """
+        if self._machinery is None:
+            init = self._init[0] if self._init else next(iter(_children(self._proc.pid)), None)
+            kids = _children(init) if init else []
+            if kids:
+                self._machinery = {init, kids[0]}
+        return self._machinery or set()
 
     def _sandbox_pids(self) -> set[int]:
         return set(_descendants(self._proc.pid))
@@ -288,9 +291,11 @@ class LocalSandbox(Sandbox):
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing the shell and
         the background processes that were running before it."""
-        shell = self._shell_pid()
+        keep = self._keep()
+        if not keep:
+            return  # not set up yet: nothing of the command's can be running
         for _ in range(100):
-            new = [p for p in self._sandbox_pids() - before if p != shell]
+            new = [p for p in self._sandbox_pids() - before - keep]
             if not new:
                 return
             _signal_all(new, signal.SIGKILL)
