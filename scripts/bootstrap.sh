@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 APT_PACKAGES=(bubblewrap python3 git ca-certificates curl make gcc libc6-dev patch diffutils findutils util-linux
               tar gzip bzip2 xz-utils zip unzip jq
               sqlite3 procps file bc
-              postgresql libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui chromium)
+              postgresql libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui python3-uno
+              fonts-nanum chromium)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
