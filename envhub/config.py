@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ class Settings(BaseSettings):
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
     #: Families to serve; empty = every registered family.
-    families: list[str] = Field(default_factory=list)
+    families: Annotated[list[str], NoDecode] = Field(default_factory=list)
     tasks_dir: Path = REPO_ROOT / "tasks"
     data_dir: Path = Field(default_factory=_default_data_dir)
     #: The environment OpenEnv's routes use when a reset names none.
