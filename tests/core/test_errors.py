@@ -18,9 +18,3 @@ def test_not_found_suggests_a_close_name():
     err = NotFound.for_name("environment", "termnal", ["terminal", "echo"])
     assert "did you mean 'terminal'" in err.detail
 
-
-def test_settings_read_a_comma_separated_family_list(monkeypatch):
-    from envhub.config import Settings
-
-    monkeypatch.setenv("ENVHUB_FAMILIES", "echo, terminal")
-    assert Settings().families == ["echo", "terminal"]
