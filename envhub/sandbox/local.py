@@ -33,6 +33,8 @@ SANDBOX_UID = 1000  # what the agent sees inside
 #: Host folders some Debian toolchains need read-only beside /usr and /etc (GHC's package
 #: database: /usr/lib/ghc/package.conf.d links to /var/lib/ghc).
 TOOLCHAIN_STATE = ("/var/lib/ghc",)
+#: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
+UID_LOCKS = Path("/run/lock/envhub-uids")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -364,7 +366,7 @@ class LocalBackend(SandboxBackend):
     def _take_uid(self) -> int:
         if not self._is_root:
             return os.geteuid()  # cannot switch users: one uid for all, no per-sandbox NPROC
-        locks = self.root / "uids"
+        locks = UID_LOCKS  # host-wide, whatever data folder each server uses
         if not self._swept:
             locks.mkdir(parents=True, exist_ok=True)
             self._sweep_orphans(locks)
