@@ -96,8 +96,11 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."), as_json:
 
 
 def _group(task: Any) -> str:
+    """The family's own grouping: db domain, office industry × task type (+ language), swe language."""
     md = task.config.metadata
-    return str(md.get("domain") or md.get("language") or md.get("industry") or "")
+    if md.get("industry"):
+        return f"{md['industry']} × {md.get('task_type', '?')}" + (f" ({md['language']})" if md.get("language") else "")
+    return str(md.get("domain") or md.get("language") or "")
 
 
 def _status_style(status: str) -> str:
