@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
+import click
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -416,5 +417,25 @@ def _mount_optional() -> None:
 _mount_optional()
 
 
+def main() -> None:
+    """The console script: envhub's own errors print as one clear line, not a traceback."""
+    from envhub.errors import EnvhubError
+
+    try:
+        code = app(standalone_mode=False)  # click hands back an Exit's code instead of raising it
+    except EnvhubError as e:
+        console.print(f"[red]error:[/red] {e.detail}", markup=True)
+        raise SystemExit(2) from None
+    except typer.Exit as e:
+        raise SystemExit(e.exit_code) from None
+    except click.exceptions.ClickException as e:
+        e.show()
+        raise SystemExit(e.exit_code) from None
+    except click.exceptions.Abort:
+        raise SystemExit(1) from None
+    if isinstance(code, int):
+        raise SystemExit(code)
+
+
 if __name__ == "__main__":
-    app()
+    main()
