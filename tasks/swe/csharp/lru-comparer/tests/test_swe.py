@@ -1,0 +1,2 @@
+"""Grades the repository with its own tests (see verifiers/swe.py)."""
+from verifiers.swe import test_fail_to_pass, test_pass_to_pass  # noqa: F401
