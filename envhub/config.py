@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from functools import lru_cache
 from pathlib import Path
@@ -57,6 +58,8 @@ class Settings(BaseSettings):
     @classmethod
     def _split(cls, v: object) -> object:
         if isinstance(v, str):
+            if v.strip().startswith("["):  # a JSON list, as compose files write it
+                return json.loads(v)
             return [p.strip() for p in v.split(",") if p.strip()]
         return v
 
