@@ -127,7 +127,9 @@ class ConformanceSuite:
         self._problem(self.http.post("/v1/sessions", json={"env": "no-such-env"}), 404)
         self._problem(self.http.post("/v1/sessions", json={"env": self.env, "task_id": "no/such-task"}), 404)
         self._problem(self.http.post("/v1/sessions", json={"env": self.env, "seed": "x"}), 422)
-        self._problem(self.http.post("/v1/sessions/nope/step", json={"action": "ls -la"}), 422)
+        sid = self._reset()["session_id"]
+        self._problem(self.http.post(f"/v1/sessions/{sid}/step", json={"action": "ls -la"}), 422)
+        self.http.delete(f"/v1/sessions/{sid}")
         big = b'{"env": "' + b"x" * (8 * 1024 * 1024) + b'"}'
         self._problem(self.http.post("/v1/sessions", content=big, headers={"content-type": "application/json"}), 413)
 
