@@ -161,15 +161,3 @@ class ValidationFinding:
     ok: bool
     detail: str = ""
     data: dict = field(default_factory=dict)
-
-
-@dataclass
-class StepLog:
-    """One logged step, as the verifier sees it in `trajectory.jsonl`."""
-
-    step: int
-    action: dict
-    observation: dict
-    failure: str
-    elapsed_s: float
-    extra: dict = field(default_factory=dict)
