@@ -39,6 +39,7 @@ import http.client
 import json
 import logging
 import os
+import secrets
 import shlex
 import shutil
 import signal
@@ -56,7 +57,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from envhub.config import Settings
 from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.sandbox.local import PATH, SHELL, SandboxGone, _Clip, _signal_all
+from envhub.sandbox.local import PATH, SHELL, _signal_all
+from envhub.sandbox.shell import Clip, SandboxGone, converse, frame
 
 log = logging.getLogger("envhub.sandbox.docker")
 MiB = 1024 * 1024
@@ -134,7 +136,7 @@ class Engine:
             raise SandboxUnavailable(f"sandbox image missing: {message}; build it (see docker/README.md)")
         raise EnvError(f"container engine answered {status} to {method} {path}: {message}", status=status)
 
-    async def logs(self, cid: str, clip: _Clip) -> None:
+    async def logs(self, cid: str, clip: Clip) -> None:
         """Demultiplex a non-TTY container's stdout+stderr into `clip`."""
         async with self._session().get(f"http://docker/containers/{cid}/logs",
                                        params={"stdout": "1", "stderr": "1"},
@@ -308,72 +310,22 @@ class DockerSandbox(Sandbox):
         if self._closed:
             raise EnvError("sandbox is closed")
         box = self._box
-        proc = box.shell
-        if proc.returncode is not None:
+        if box.shell.returncode is not None:
             raise await self._died()
         started = time.monotonic()
-        marker = os.urandom(12).hex()
-        import base64  # local: only the shell protocol needs it
-
-        encoded = base64.b64encode(command.encode()).decode()
-        script = (f'{{ eval "$(printf %s {encoded} | base64 -d)"; }} </dev/null 2>&1; '
-                  f'printf "\\n{marker}:%s\\n" "$?"\n')
+        marker = secrets.token_hex(12)
+        script = frame(command, marker)
         before = box.cgroup.pids()
         ooms_before = box.cgroup.oom_kills()
-        assert proc.stdin and proc.stdout
-        try:
-            proc.stdin.write(script.encode())
-            await proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            await proc.wait()
-            raise await self._died() from None
-        clip = _Clip(max_output)
-        flood_cap = 16 * max_output
-        timed_out = False
-        deadline = started + timeout_s
-        exit_code: int | None = None
-        sentinel = b"\n" + marker.encode() + b":"
-        pending = bytearray()
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 and not timed_out:
-                timed_out = True
-                self._kill_new(before)
-                deadline = time.monotonic() + 5
-                continue
-            if remaining <= 0:
-                await self._backend.remove(box)
-                raise SandboxGone("the shell stopped responding after a timed-out command")
-            try:
-                chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=remaining)
-            except TimeoutError:
-                continue
-            if not chunk:
-                await proc.wait()
-                raise await self._died()
-            pending += chunk
-            idx = pending.find(sentinel)
-            if idx >= 0:
-                end = pending.find(b"\n", idx + len(sentinel))
-                if end < 0:
-                    continue
-                clip.add(bytes(pending[:idx]))
-                exit_code = int(pending[idx + len(sentinel):end] or b"-1")
-                break
-            keep = len(sentinel) + 16
-            if len(pending) > keep:
-                clip.add(bytes(pending[:-keep]))
-                del pending[:-keep]
-            if clip.total > flood_cap and not timed_out:
-                self._kill_new(before)
+        reply = await converse(box.shell, script, marker, deadline=started + timeout_s, max_output=max_output,
+                               grace_s=5, kill_new=lambda: self._kill_new(before), died=self._died,
+                               hard_kill=lambda: self._backend.remove(box))
         if box.cgroup.oom_kills() > ooms_before:
             self._backend.oom_base[box.cid] = box.cgroup.oom_kills()
-            tail = clip.text()[-1500:]
             raise SandboxOOM(f"the command exceeded the sandbox's {box.limits.memory_mb} MiB memory limit and the "
-                             f"kernel killed it (exit status {exit_code}). Output (tail):\n{tail}",
-                             exit_code=exit_code)
-        return ExecResult(exit_code=None if timed_out else exit_code, output=clip.text(), timed_out=timed_out,
-                          truncated=clip.truncated, elapsed_s=time.monotonic() - started)
+                             f"kernel killed it (exit status {reply.status}). Output (tail):\n{reply.output[-1500:]}",
+                             exit_code=reply.status)
+        return reply.result(started)
 
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing PID 1, the shell
@@ -652,7 +604,7 @@ class DockerBackend(SandboxBackend):
         started = time.monotonic()
         timed_out = False
         exit_code: int | None = None
-        clip = _Clip(max_output)
+        clip = Clip(max_output)
         try:
             await self._start_container(cid)
             try:

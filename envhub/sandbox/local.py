@@ -25,8 +25,9 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
+from envhub.errors import EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
+from envhub.sandbox.shell import Clip, SandboxGone, converse, frame
 
 SHELL = ("/bin/bash", "--noprofile", "--norc")
 SANDBOX_UID = 1000  # what the agent sees inside
@@ -36,12 +37,6 @@ TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
 UID_LOCKS = Path("/run/lock/envhub-uids")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-
-class SandboxGone(AgentError):
-    """The agent's own command ended its shell (e.g. `exit`, `kill -9 $$`)."""
-
-    code = "sandbox_gone"
 
 
 def _descendants(pid: int) -> list[int]:
@@ -97,38 +92,6 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None):
         _LIBC.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # after setuid, which clears it: die with the server
 
     return apply
-
-
-class _Clip:
-    """Keeps the head and the tail of a stream within `limit` bytes."""
-
-    def __init__(self, limit: int) -> None:
-        self.limit = limit
-        self.head = bytearray()
-        self.tail = bytearray()
-        self.total = 0
-
-    def add(self, chunk: bytes) -> None:
-        self.total += len(chunk)
-        room = self.limit // 2 - len(self.head)
-        if room > 0:
-            self.head += chunk[:room]
-            chunk = chunk[room:]
-        if chunk:
-            self.tail += chunk
-            del self.tail[: max(0, len(self.tail) - self.limit // 2)]
-
-    @property
-    def truncated(self) -> bool:
-        return self.total > len(self.head) + len(self.tail)
-
-    def text(self) -> str:
-        if self.truncated:
-            skipped = self.total - len(self.head) - len(self.tail)
-            body = bytes(self.head) + f"\n[... {skipped} bytes of output omitted ...]\n".encode() + bytes(self.tail)
-        else:
-            body = bytes(self.head) + bytes(self.tail)
-        return body.decode("utf-8", errors="replace")
 
 
 class LocalSandbox(Sandbox):
@@ -197,7 +160,7 @@ class LocalSandbox(Sandbox):
     async def is_alive(self) -> bool:
         return not self._closed and self._proc.returncode is None
 
-    def _died(self) -> EnvhubErrorType:
+    async def _died(self) -> EnvhubErrorType:
         """Classify a dead shell from the host's view of the process, not from its output."""
         rc = self._proc.returncode
         if rc is not None and rc < 0:
@@ -211,76 +174,27 @@ class LocalSandbox(Sandbox):
         if self._closed:
             raise EnvError("sandbox is closed")
         if self._proc.returncode is not None:
-            raise self._died()
+            raise await self._died()
         started = time.monotonic()
-        marker = secrets.token_hex(12).encode()
-        if "\0" in command:
-            raise AgentError("a command cannot contain NUL bytes")
-        # The command travels as a here-document read by a builtin: no fork and no decoding
-        # process, so it runs (or fails visibly) even when the sandbox is at its process limit.
-        # The random marker ends the document and frames the exit status; no output can fake it.
-        tag = marker.decode()
-        script = (f"IFS= read -r -d '' __envhub_cmd <<'{tag}'\n{command}\n{tag}\n"
-                  f'{{ eval "$__envhub_cmd"; }} </dev/null 2>&1; printf "\\n{tag}:%s\\n" "$?"\n')
+        marker = secrets.token_hex(12)
+        script = frame(command, marker)
         cleared = self._clear_runaway()
         before = self._sandbox_pids()
-        assert self._proc.stdin and self._proc.stdout
-        try:
-            self._proc.stdin.write(script.encode())
-            await self._proc.stdin.drain()
-        except (BrokenPipeError, ConnectionResetError):
-            await self._proc.wait()
-            raise self._died() from None
-        clip = _Clip(max_output)
-        flood_cap = 16 * max_output
-        timed_out = False
-        deadline = started + timeout_s
-        exit_code: int | None = None
-        sentinel = b"\n" + marker + b":"
-        pending = bytearray()
-        while True:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 and not timed_out:
-                timed_out = True
-                self._kill_new(before)
-                deadline = time.monotonic() + 30  # grace for the shell to report back (slow under load)
-                continue
-            if remaining <= 0:
-                # The shell did not come back even after its children died: it is wedged.
-                await self._hard_kill()
-                raise SandboxGone("the shell stopped responding after a timed-out command")
-            try:
-                chunk = await asyncio.wait_for(self._proc.stdout.read(65536), timeout=min(remaining, 0.5))
-            except TimeoutError:
-                if self._proc.returncode is not None:  # bwrap is gone; its children may hold the pipe
-                    self._kill_namespace()
-                    raise self._died() from None
-                cleared = self._clear_runaway() or cleared  # a bomb still forking from an earlier command
-                continue
-            if not chunk:
-                await self._proc.wait()
-                raise self._died()
-            pending += chunk
-            idx = pending.find(sentinel)
-            if idx >= 0:
-                end = pending.find(b"\n", idx + len(sentinel))
-                if end < 0:
-                    continue  # the status line is still arriving
-                clip.add(bytes(pending[:idx]))
-                exit_code = int(pending[idx + len(sentinel):end] or b"-1")
-                break
-            # Keep enough bytes to find a sentinel split across reads.
-            keep = len(sentinel) + 16
-            if len(pending) > keep:
-                clip.add(bytes(pending[:-keep]))
-                del pending[:-keep]
-            if clip.total > flood_cap and not timed_out:
-                self._kill_new(before)  # output flood: stop it, keep what was said
-        output = clip.text()
-        if cleared or self._clear_runaway():
-            output += "\n[the sandbox hit its process limit; every process but the shell was killed]"
-        return ExecResult(exit_code=None if timed_out else exit_code, output=output, timed_out=timed_out,
-                          truncated=clip.truncated, elapsed_s=time.monotonic() - started)
+        reply = await converse(self._proc, script, marker, deadline=started + timeout_s, max_output=max_output,
+                               grace_s=30, kill_new=lambda: self._kill_new(before), died=self._died,
+                               hard_kill=self._hard_kill, on_idle=self._on_idle)
+        note = ""
+        if cleared or reply.cleared or self._clear_runaway():
+            note = "\n[the sandbox hit its process limit; every process but the shell was killed]"
+        return reply.result(started, note)
+
+    async def _on_idle(self) -> bool:
+        """While a command is silent: notice bwrap dying while one of its children holds the pipe
+        open, and clear a bomb still forking from an earlier command."""
+        if self._proc.returncode is not None:
+            self._kill_namespace()
+            raise await self._died()
+        return self._clear_runaway()
 
     def _clear_runaway(self) -> bool:
         """A runaway (fork bomb) leaves the sandbox unusable at its process limit: kill every
@@ -502,7 +416,7 @@ class LocalBackend(SandboxBackend):
             started = time.monotonic()
             proc = await self._spawn([*self._argv(spec, spec.template), "--", *argv], uid, spec.limits,
                                      pass_fds=pass_fds, stdin=asyncio.subprocess.DEVNULL)
-            clip = _Clip(max_output)
+            clip = Clip(max_output)
             timed_out = False
 
             async def pump() -> None:
