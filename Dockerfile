@@ -5,29 +5,39 @@
 # installed: the verifier runs /usr/bin/python3 and the server's venv is built from it, so both
 # bases give the same interpreter (3.11).
 #
-# Stages:  sandbox  the OS layer: Debian's python3, bubblewrap and the tools tasks use. It is also
-#                   the image the Docker sandbox backend starts sessions and verifiers in
-#                   (`--target sandbox -t envhub-sandbox`).
-#          build    the venv (project dependencies, then the project) and the verifier runtime.
+# Stages:  os       Debian's python3, bubblewrap and the tools every task may use.
+#          sandbox  os + EXTRA_PACKAGES: a family's own system packages (the SWE toolchains, LibreOffice;
+#                   see docker/build-images.sh). It is also the image the Docker sandbox backend starts
+#                   sessions and verifiers in (`--target sandbox -t envhub-sandbox`).
+#          build    the venv (project dependencies, then the project) and the verifier runtime; built
+#                   from `os`, so every family image shares it.
 #          hub      sandbox + the venv + the sources, running as the non-root user `envhub`.
+# A family image is this file with EXTRA_PACKAGES set: its packages sit below the code, so a source
+# edit rebuilds only the thin top layers, never the toolchains.
 #
 # pip needs the host's CA bundle in some networks; pass it as a BuildKit secret, never baked in:
 #   docker build --network host --secret id=ca,src=/etc/ssl/certs/ca-certificates.crt -t envhub-hub .
 ARG BASE=python:3.11-slim
 
-FROM ${BASE} AS sandbox
-ARG EXTRA_PACKAGES=""
+FROM ${BASE} AS os
 ENV DEBIAN_FRONTEND=noninteractive LANG=C.UTF-8 LC_ALL=C.UTF-8
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
       python3 python3-venv bubblewrap bash ca-certificates util-linux procps \
       coreutils findutils grep sed gawk diffutils patch file tree less \
       tar gzip bzip2 xz-utils zip unzip git jq sqlite3 make gcc libc6-dev curl \
-      ${EXTRA_PACKAGES} \
  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \
  && useradd --uid 1000 --create-home --shell /bin/bash agent
 
-FROM sandbox AS build
+FROM os AS sandbox
+ARG EXTRA_PACKAGES=""
+RUN if [ -n "${EXTRA_PACKAGES}" ]; then \
+      apt-get update \
+      && apt-get install -y --no-install-recommends ${EXTRA_PACKAGES} \
+      && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb; \
+    fi
+
+FROM os AS build
 WORKDIR /app
 COPY pyproject.toml ./
 # Dependencies first (a layer that survives source edits), read from pyproject.toml.
@@ -53,7 +63,9 @@ COPY --from=build --chown=envhub:envhub /var/lib/envhub /var/lib/envhub
 COPY --from=build /app /app
 COPY tasks /app/tasks
 COPY docker/router.py /app/docker/router.py
-ENV PATH=/opt/envhub/bin:$PATH \
+# The families this image serves by default ("" = every registered one); compose sets it per service.
+ARG FAMILIES=""
+ENV PATH=/opt/envhub/bin:$PATH ENVHUB_FAMILIES=${FAMILIES} \
     ENVHUB_HOST=0.0.0.0 ENVHUB_PORT=8000 \
     ENVHUB_DATA_DIR=/var/lib/envhub ENVHUB_TASKS_DIR=/app/tasks \
     PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1

@@ -3,15 +3,18 @@
 # builds dominate; Docker's layer cache makes reruns faster). Phases, each timed:
 #   engine    install docker.io, debootstrap, docker-compose from Debian if missing; start dockerd
 #   base      debootstrap + docker import → envhub-base:bookworm (the mirror from apt's sources)
-#   images    envhub-sandbox, envhub-hub, envhub-postgres (ENVHUB_IMAGES="swe office" adds those)
-#   pool      docker-compose up -d: router + echo + 2×terminal + db + postgres; wait until ready
+#   images    envhub-sandbox, envhub-hub, envhub-postgres, envhub-swe, envhub-office
+#   pool      docker-compose up -d: router + echo + 2×terminal + db + postgres + swe + office;
+#             wait until every family has a ready replica
 #   conform   `envhub conformance` against the single entry point
-#   sample    oracle and noop episodes through the entry point (terminal, db): max and min reward
+#   sample    a validation sample through the entry point: oracle → reward 1 and noop → reward 0
+#             for fixed terminal tasks and a day-seeded draw of validated tasks from each family
 #   backend   `envhub validate` of a terminal sample with ENVHUB_SANDBOX=docker on this host,
 #             and the tests/docker suite (faults: killed replica, refusing engine, memory limit)
 #   down      tear the pool down
 # Exits non-zero when any phase fails. Needs root. Uses the repo's .venv for the envhub CLI.
 set -uo pipefail
+export COLUMNS="${COLUMNS:-160}"  # readable rich tables in the log
 cd "$(dirname "$0")/.."
 REPO="$PWD"
 DOCKER=/usr/bin/docker
@@ -56,7 +59,7 @@ wait_ready() {  # until every family's replica is ready behind the router
 import json, sys
 r = json.load(sys.stdin)
 fams = {f for x in r if x['ready'] for f in x['families']}
-sys.exit(0 if {'echo', 'terminal', 'db'} <= fams and sum(x['ready'] for x in r) >= 4 else 1)" 2>/dev/null; then
+sys.exit(0 if {'echo', 'terminal', 'db', 'swe', 'office'} <= fams and sum(x['ready'] for x in r) >= 6 else 1)" 2>/dev/null; then
       return 0
     fi
     sleep 2
@@ -75,13 +78,19 @@ ok = d['failure_class'] == 'ok' and d['reward'] == float(sys.argv[1])
 print(('ok  ' if ok else 'BAD ') + f\"{d['task_id']} {sys.argv[2]}: reward={d['reward']} {d['failure_class']} {d['detail'][:200]}\")
 sys.exit(0 if ok else 1)" "$3" "$2"
 }
-sample() {
-  local rc=0 db_task
-  for t in terminal/count-error-lines terminal/make-build; do
+sample() {  # tasks listed by the pool itself, through the entry point
+  local rc=0 t picks
+  picks="$("$ENVHUB" list --url "$URL" --json | "$PY" -c "
+import json, random, sys
+tasks = [t for t in json.load(sys.stdin) if t.get('validation') == 'validated']
+rng = random.Random(int(sys.argv[1]))
+for fam in ('echo', 'terminal', 'db', 'swe', 'office'):
+    mine = sorted(t['id'] for t in tasks if t['env'] == fam)
+    print(rng.choice(mine) if mine else f'NONE:{fam}')" "$(date +%j)")" || return 1
+  for t in terminal/count-error-lines terminal/make-build $picks; do
+    if [[ "$t" == NONE:* ]]; then echo "BAD no validated task of ${t#NONE:} is served"; rc=1; continue; fi
     episode "$t" oracle 1 || rc=1; episode "$t" noop 0 || rc=1
   done
-  db_task="$("$ENVHUB" list --env db --json | "$PY" -c "import json,sys; t=json.load(sys.stdin); print(t[0]['id'] if t else '')")"
-  if [[ -n "$db_task" ]]; then episode "$db_task" oracle 1 || rc=1; episode "$db_task" noop 0 || rc=1; fi
   return $rc
 }
 backend() {

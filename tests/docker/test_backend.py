@@ -60,14 +60,16 @@ async def test_deadline_kills_the_command_not_the_shell(backend: DockerBackend) 
         await sb.close()
 
 
-async def test_warm_pool_makes_reset_cheap(backend: DockerBackend, template: Path) -> None:
+async def test_reset_takes_a_warm_container(backend: DockerBackend, template: Path) -> None:
+    """A reset takes an already running container from the pool instead of starting one (how much
+    that saves is measured by benchmarks/sandbox_reset.py, not asserted here)."""
     await backend.warm(SandboxLimits())
-    started = time.monotonic()
+    warm = {box.cid for boxes in backend._pool.values() for box in boxes}
+    assert warm, "warm() started no containers"
     sb = await backend.start(SandboxSpec(template=template))
-    elapsed = time.monotonic() - started
     try:
+        assert sb.container_id in warm
         assert (await sb.run("cat notes.txt", timeout_s=10)).output == "hello\n"
-        assert elapsed < 0.5, f"a warm start took {elapsed:.2f}s"  # a cold one pays container start-up
     finally:
         await sb.close()
 
