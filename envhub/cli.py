@@ -75,14 +75,25 @@ def _hub(settings: Settings | None = None):
 
 
 @app.command("list")
-def list_tasks(env: str = typer.Option(None, help="Only this family."), as_json: JsonOpt = False) -> None:
+def list_tasks(env: str = typer.Option(None, help="Only this family."),
+               url: str = typer.Option(None, help="List what a running server (or pool) serves instead of the "
+                                                  "local catalog."),
+               as_json: JsonOpt = False) -> None:
     """List tasks with their validation status."""
     from envhub.tasks.catalog import Catalog
 
-    catalog = Catalog(get_settings().tasks_dir)
-    tasks = catalog.filter(env=env)
-    rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
-             "validation": catalog.status(t), "group": _group(t)} for t in tasks]
+    if url:
+        from envhub.client import EnvClient
+
+        with EnvClient(url) as client:
+            served = client.tasks(env=env, limit=5000)
+        rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
+                 "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
+        catalog = None
+    else:
+        catalog = Catalog(get_settings().tasks_dir)
+        rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
+                 "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
     if as_json:
         _print_json(rows)
         return
@@ -92,13 +103,12 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."), as_json:
     for r in rows:
         table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
     console.print(table)
-    for path, err in catalog.errors.items():
+    for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
 
 
-def _group(task: Any) -> str:
+def _group(md: dict[str, Any]) -> str:
     """The family's own grouping: db domain, office industry × task type (+ language), swe language."""
-    md = task.config.metadata
     if md.get("industry"):
         return f"{md['industry']} × {md.get('task_type', '?')}" + (f" ({md['language']})" if md.get("language") else "")
     return str(md.get("domain") or md.get("language") or "")
@@ -290,7 +300,8 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
               if not env or f"/{env}/" in str(p)]
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
             "validated": sum(r.status == "validated" for r in reports),
-            "rejected": sum(r.status == "rejected" for r in reports) + len(broken)}
+            "rejected": sum(r.status == "rejected" for r in reports) + len(broken),
+            "timings": _timings(reports)}
     if report:
         report.write_text(json.dumps(data, indent=2))
     if as_json:
@@ -304,6 +315,11 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                           r.summary("determinism"), r.summary("mutant"), r.summary("exploit"), r.summary("family"),
                           f"{r.seconds:.1f}", _status_style(r.status))
         console.print(table)
+        timing = Table("group", "tasks", "total s", "mean s", "max s", title="validation time per family "
+                       "(SWE: per language)")
+        for group, t in data["timings"].items():
+            timing.add_row(group, str(t["tasks"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
+        console.print(timing)
         for r in reports:
             for f in r.findings:
                 if not f.ok:
@@ -312,6 +328,16 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
             console.print(f"[red]broken[/red] {b['task_folder']}: {b['detail']}")
     if data["rejected"]:
         raise typer.Exit(1)
+
+
+def _timings(reports: list) -> dict[str, dict[str, float]]:
+    """Seconds per family, and per language for SWE (`swe/go`), so CI's budget stays visible."""
+    groups: dict[str, list[float]] = {}
+    for r in reports:
+        parts = r.task_id.split("/")
+        groups.setdefault("/".join(parts[:2]) if parts[0] == "swe" else parts[0], []).append(r.seconds)
+    return {g: {"tasks": len(s), "total_s": round(sum(s), 1), "mean_s": round(sum(s) / len(s), 1),
+                "max_s": round(max(s), 1)} for g, s in sorted(groups.items())}
 
 
 def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
@@ -386,6 +412,34 @@ def import_harbor(src: Path, dest: Path = typer.Option(None, help="Tasks root (d
 
     out = do_import(src, dest or get_settings().tasks_dir)
     console.print(f"imported {src} → {out}")
+
+
+@import_app.command("swebench")
+def import_swebench(
+        instances: Path = typer.Argument(..., help="SWE-bench instances: a JSON list, one JSON object or JSONL."),
+        repo: Path = typer.Option(..., help="A local git repository holding every instance's base commit."),
+        language: str = typer.Option(..., help="The tasks' language (one of `envhub toolchains list`)."),
+        test_command: str = typer.Option(..., help="Runs the tests and writes the report to $REPORT_DIR/<file>."),
+        report_format: str = typer.Option("junit_xml", help="junit_xml, go_test_json, libtest_json, tap, "
+                                                           "rspec_json or nunit_xml."),
+        report_file: str = typer.Option("junit.xml", help="The report's file name under $REPORT_DIR."),
+        build: str = typer.Option("", help="A build command run before the tests (a failure is the agent's)."),
+        dest: Path = typer.Option(None, help="Tasks root (default: the hub's tasks/swe)."),
+        as_json: JsonOpt = False) -> None:
+    """Turn SWE-bench-format instances into SWE tasks (unvalidated until `envhub validate` accepts them)."""
+    from environments.swe.importer import import_swebench as do_import
+
+    try:
+        out = do_import(instances, repo, dest or get_settings().tasks_dir / "swe", language, test_command,
+                        report_format, report_file=report_file, build=build)
+    except (ValueError, OSError) as e:
+        raise typer.BadParameter(str(e)) from e
+    if as_json:
+        _print_json([str(p) for p in out])
+        return
+    for p in out:
+        console.print(f"imported → {p}")
+    console.print(f"{len(out)} task(s); next: envhub validate " + " ".join(f"swe/{language}/{p.name}" for p in out))
 
 
 @app.command()

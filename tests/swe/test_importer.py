@@ -82,3 +82,21 @@ def test_import_and_grade(tmp_path: Path, upstream):
     assert before.statuses["test_math#test_clamp_0"] == PASSED
     apply_patch(checkout, dest / "solution" / "gold.patch")
     assert run_state(checkout, dest).statuses["test_math#test_sign_zero"] == PASSED
+
+
+def test_import_command(tmp_path: Path, upstream):
+    from typer.testing import CliRunner
+
+    from envhub.cli import app
+
+    repo, inst = upstream
+    (tmp_path / "instances.json").write_text(json.dumps([inst]))
+    args = ["import", "swebench", str(tmp_path / "instances.json"), "--repo", str(repo), "--language", "python",
+            "--test-command", "/usr/bin/python3 -m pytest -q --junitxml=$REPORT_DIR/junit.xml test_math.py",
+            "--dest", str(tmp_path / "tasks" / "swe")]
+    result = CliRunner().invoke(app, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    [folder] = json.loads(result.output)
+    assert Task.load(Path(folder)).id == "swe/python/acme__mathlib-7"
+    bad = CliRunner().invoke(app, [*args, "--report-format", "console"])
+    assert bad.exit_code == 2 and "unknown report format" in bad.output
