@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
+import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-import orjson
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 

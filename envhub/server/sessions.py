@@ -9,9 +9,9 @@ environment is a set of coroutines, serialised by the session's lock.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
-import base64
 import os
 import shutil
 import time
@@ -23,12 +23,29 @@ from typing import Any, Protocol
 
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family
-from envhub.errors import (AgentError, AgentTimeout, EnvError, EnvhubError, FailureClass, NotFound, RequestError,
-                           Unavailable)
+from envhub.errors import (
+    AgentError,
+    AgentTimeout,
+    EnvError,
+    EnvhubError,
+    FailureClass,
+    NotFound,
+    RequestError,
+    Unavailable,
+)
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
-from envhub.spec import (Observation, ResetRequest, SessionCreated, SessionState, StepRequest, StepResult, TaskRef,
-                         ToolCall, VerifyResult)
+from envhub.spec import (
+    Observation,
+    ResetRequest,
+    SessionCreated,
+    SessionState,
+    StepRequest,
+    StepResult,
+    TaskRef,
+    ToolCall,
+    VerifyResult,
+)
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
 from envhub.verify.runner import VerifierRunner, verdict

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from functools import lru_cache, cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
