@@ -68,30 +68,9 @@ sys.exit(0 if {'echo', 'terminal', 'db', 'swe', 'office'} <= fams and sum(x['rea
 }
 pool() { ENVHUB_PORT="$PORT" "${COMPOSE[@]}" up -d --no-build && wait_ready; }
 conform() { "$ENVHUB" conformance "$URL"; }
-episode() {  # episode TASK AGENT WANT_REWARD
-  local out
-  out="$("$ENVHUB" run "$1" --agent "$2" --url "$URL" --json)" || { echo "$1 $2: run failed: $out"; return 1; }
-  echo "$out" | "$PY" -c "
-import json, sys
-d = json.load(sys.stdin)
-ok = d['failure_class'] == 'ok' and d['reward'] == float(sys.argv[1])
-print(('ok  ' if ok else 'BAD ') + f\"{d['task_id']} {sys.argv[2]}: reward={d['reward']} {d['failure_class']} {d['detail'][:200]}\")
-sys.exit(0 if ok else 1)" "$3" "$2"
-}
-sample() {  # tasks listed by the pool itself, through the entry point
-  local rc=0 t picks
-  picks="$("$ENVHUB" list --url "$URL" --json | "$PY" -c "
-import json, random, sys
-tasks = [t for t in json.load(sys.stdin) if t.get('validation') == 'validated']
-rng = random.Random(int(sys.argv[1]))
-for fam in ('echo', 'terminal', 'db', 'swe', 'office'):
-    mine = sorted(t['id'] for t in tasks if t['env'] == fam)
-    print(rng.choice(mine) if mine else f'NONE:{fam}')" "$(date +%j)")" || return 1
-  for t in terminal/count-error-lines terminal/make-build $picks; do
-    if [[ "$t" == NONE:* ]]; then echo "BAD no validated task of ${t#NONE:} is served"; rc=1; continue; fi
-    episode "$t" oracle 1 || rc=1; episode "$t" noop 0 || rc=1
-  done
-  return $rc
+sample() {  # oracle → 1 and noop → 0 through the entry point: fixed tasks, then a day-seeded draw per family
+  "$ENVHUB" smoke terminal/count-error-lines terminal/make-build --url "$URL" \
+    && "$ENVHUB" smoke --per-family 1 --seed "$(date +%j)" --url "$URL"
 }
 backend() {
   local data=/var/lib/envhub-ci-docker rc=0

@@ -274,6 +274,90 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
 
 
 @app.command()
+def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: all, or --env's).")] = None,  # type: ignore
+          env: str = typer.Option(None, help="Only this family."),
+          per_family: int = typer.Option(0, help="A seeded draw of this many validated tasks per family."),
+          seed: int = typer.Option(0, help="Seed for --per-family."),
+          url: str = typer.Option(None, help="Server or pool URL; default: start one in-process."),
+          as_json: JsonOpt = False) -> None:
+    """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0."""
+    from envhub import families
+    from envhub.client import EnvClient
+    from envhub.tasks.catalog import Catalog
+
+    settings = get_settings()
+    catalog = Catalog(settings.tasks_dir)
+    tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
+    if per_family:
+        rng = random.Random(seed)
+        by_family: dict[str, list] = {}
+        for t in tasks:
+            if catalog.status(t) == "validated":
+                by_family.setdefault(t.family, []).append(t)
+        tasks = [t for fam in sorted(by_family)
+                 for t in rng.sample(by_family[fam], min(per_family, len(by_family[fam])))]
+    needed = sorted({t.family for t in tasks})
+    loaded = families.load(needed)
+    rows: list[dict[str, Any]] = []
+    with contextlib.ExitStack() as stack:
+        base = url or stack.enter_context(
+            _local_server(settings.model_copy(update={"families": needed, "store_enabled": False})))
+        client = stack.enter_context(EnvClient(base))
+        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=Console(stderr=True), disable=as_json) as progress:
+            bar = progress.add_task("episodes", total=2 * len(tasks))
+            for task in tasks:
+                for agent in ("oracle", "noop"):
+                    progress.update(bar, description=f"{task.id} {agent}")
+                    rows.append(_smoke_episode(client, task, agent, loaded[task.family]))
+                    progress.advance(bar)
+    bad = [r for r in rows if not r["ok"]]
+    timings = _timings([(r["task_id"], r["seconds"]) for r in rows])
+    if as_json:
+        _print_json({"episodes": rows, "failed": len(bad), "timings": timings})
+    else:
+        table = Table("task", "agent", "reward", "failure class", "want", "s", "", title=f"{len(rows)} episodes "
+                      f"through {url or 'an in-process server'}: {len(rows) - len(bad)} as expected")
+        for r in rows:
+            table.add_row(r["task_id"], r["agent"], f"{r['reward']:g}", r["failure_class"], r["want"],
+                          f"{r['seconds']:.1f}", "[green]ok[/green]" if r["ok"] else f"[red]BAD[/red] {r['detail']}")
+        console.print(table)
+        _print_timings(timings, "episode time per family (SWE: per language)")
+    if bad:
+        raise typer.Exit(1)
+
+
+def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str, Any]:
+    """One episode; ok when the verdict is judged (failure class ok) with the reward the agent deserves."""
+    from envhub.errors import EnvError, EnvhubError
+
+    started = time.monotonic()
+    want_pass = agent == "oracle" or task.config.null_expected == "pass"
+    row = {"task_id": task.id, "agent": agent, "want": "pass" if want_pass else "fail", "reward": 0.0,
+           "failure_class": "", "detail": "", "ok": False}
+    try:
+        actions = family.oracle_actions(task) if agent == "oracle" else []
+        with client.session(task.family, task_id=task.id) as session:
+            for action in actions:
+                step = session.step(action)
+                if step.failure == "env_error":
+                    raise EnvError(f"at a step: {step.observation.text[:200]}")
+            result = session.verify()
+    except EnvhubError as e:
+        return {**row, "failure_class": e.failure_class.value, "detail": e.detail[:300],
+                "seconds": round(time.monotonic() - started, 2)}
+    if want_pass:
+        ok = result.passed and (result.reward == 1.0 or agent != "oracle")
+    else:
+        ok = not result.passed and result.reward == 0.0
+    ok = ok and result.failure_class.value == "ok"
+    why = "; ".join(f"{c.id}: {c.message[:100]}" for c in result.checks if not c.passed)
+    return {**row, "reward": result.reward, "failure_class": result.failure_class.value,
+            "detail": "" if ok else (result.detail or why)[:300], "ok": ok,
+            "seconds": round(time.monotonic() - started, 2)}
+
+
+@app.command()
 def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to validate (default: all).")] = None,  # type: ignore
              env: str = typer.Option(None, help="Only this family."),
              runs: int = typer.Option(3, help="Oracle runs per task."),
@@ -301,7 +385,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
             "validated": sum(r.status == "validated" for r in reports),
             "rejected": sum(r.status == "rejected" for r in reports) + len(broken),
-            "timings": _timings(reports)}
+            "timings": _timings([(r.task_id, r.seconds) for r in reports])}
     if report:
         report.write_text(json.dumps(data, indent=2))
     if as_json:
@@ -315,11 +399,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                           r.summary("determinism"), r.summary("mutant"), r.summary("exploit"), r.summary("family"),
                           f"{r.seconds:.1f}", _status_style(r.status))
         console.print(table)
-        timing = Table("group", "tasks", "total s", "mean s", "max s", title="validation time per family "
-                       "(SWE: per language)")
-        for group, t in data["timings"].items():
-            timing.add_row(group, str(t["tasks"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
-        console.print(timing)
+        _print_timings(data["timings"], "validation time per family (SWE: per language)")
         for r in reports:
             for f in r.findings:
                 if not f.ok:
@@ -330,14 +410,21 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
         raise typer.Exit(1)
 
 
-def _timings(reports: list) -> dict[str, dict[str, float]]:
+def _timings(timed: list[tuple[str, float]]) -> dict[str, dict[str, float]]:
     """Seconds per family, and per language for SWE (`swe/go`), so CI's budget stays visible."""
     groups: dict[str, list[float]] = {}
-    for r in reports:
-        parts = r.task_id.split("/")
-        groups.setdefault("/".join(parts[:2]) if parts[0] == "swe" else parts[0], []).append(r.seconds)
-    return {g: {"tasks": len(s), "total_s": round(sum(s), 1), "mean_s": round(sum(s) / len(s), 1),
+    for task_id, seconds in timed:
+        parts = task_id.split("/")
+        groups.setdefault("/".join(parts[:2]) if parts[0] == "swe" else parts[0], []).append(seconds)
+    return {g: {"runs": len(s), "total_s": round(sum(s), 1), "mean_s": round(sum(s) / len(s), 1),
                 "max_s": round(max(s), 1)} for g, s in sorted(groups.items())}
+
+
+def _print_timings(timings: dict[str, dict[str, float]], title: str) -> None:
+    table = Table("group", "runs", "total s", "mean s", "max s", title=title)
+    for group, t in timings.items():
+        table.add_row(group, str(t["runs"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
+    console.print(table)
 
 
 def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:

@@ -29,6 +29,23 @@ def test_run_drives_an_episode_through_the_http_api():
     assert json.loads(noop.output)["reward"] == 0.0
 
 
+def test_smoke_expects_the_oracle_to_pass_and_noop_to_fail(monkeypatch):
+    good = runner.invoke(app, ["smoke", "echo/say-done", "terminal/count-error-lines", "--json"])
+    assert good.exit_code == 0, good.output
+    rows = json.loads(good.output)["episodes"]
+    assert [(r["task_id"], r["agent"], r["reward"], r["ok"]) for r in rows] == [
+        ("echo/say-done", "oracle", 1.0, True), ("echo/say-done", "noop", 0.0, True),
+        ("terminal/count-error-lines", "oracle", 1.0, True), ("terminal/count-error-lines", "noop", 0.0, True)]
+    # An oracle that does nothing is caught as a failed smoke, with the reason.
+    from environments.echo import EchoFamily
+
+    monkeypatch.setattr(EchoFamily, "oracle_actions", lambda self, task: [])
+    bad = runner.invoke(app, ["smoke", "echo/say-done", "--json"])
+    assert bad.exit_code == 1
+    oracle = json.loads(bad.output)["episodes"][0]
+    assert oracle["agent"] == "oracle" and not oracle["ok"] and oracle["reward"] == 0.0
+
+
 def test_unknown_task_is_one_clear_line_not_a_traceback():
     result = subprocess.run([sys.executable, "-m", "envhub.cli", "show", "echo/say-dne"], capture_output=True,
                             text=True, timeout=60)
