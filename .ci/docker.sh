@@ -9,8 +9,8 @@
 #   conform   `envhub conformance` against the single entry point
 #   sample    a validation sample through the entry point: oracle → reward 1 and noop → reward 0
 #             for fixed terminal tasks and a day-seeded draw of validated tasks from each family
-#   backend   `envhub validate` of a terminal sample with ENVHUB_SANDBOX=docker on this host,
-#             and the tests/docker suite (faults: killed replica, refusing engine, memory limit)
+#   backend   `envhub validate` of a terminal sample and `envhub conformance` against a server with
+#             ENVHUB_SANDBOX=docker on this host, and the tests/docker suite (faults: killed replica, refusing engine, memory limit)
 #   down      tear the pool down
 # Exits non-zero when any phase fails. Needs root. Uses the repo's .venv for the envhub CLI.
 set -uo pipefail
@@ -78,6 +78,14 @@ backend() {
   "$PY" -c "from envhub.verify import runtime; from pathlib import Path; runtime.install(Path('$data'))" || return 1
   ENVHUB_DATA_DIR="$data" ENVHUB_SANDBOX=docker ENVHUB_DOCKER_IMAGE=envhub-sandbox:latest \
     "$ENVHUB" validate terminal/count-error-lines terminal/fix-permissions --runs 1 --no-write || rc=1
+  # The conformance suite against a server whose sessions and verifiers are Docker containers.
+  local port=$((PORT + 1)) pid
+  ENVHUB_DATA_DIR="$data" ENVHUB_SANDBOX=docker ENVHUB_DOCKER_IMAGE=envhub-sandbox:latest ENVHUB_PORT="$port" \
+    ENVHUB_FAMILIES=echo,terminal ENVHUB_STORE_ENABLED=false "$ENVHUB" serve >/tmp/envhub-ci-docker-serve.log 2>&1 &
+  pid=$!
+  for _ in $(seq 60); do curl -fsS "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break; sleep 1; done
+  "$ENVHUB" conformance "http://127.0.0.1:$port" || { rc=1; tail -20 /tmp/envhub-ci-docker-serve.log; }
+  kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null
   ENVHUB_TEST_DOCKER_URL="$URL" ENVHUB_TEST_COMPOSE_PROJECT=envhub-ci \
     "$PY" -m pytest -q -m docker tests/docker || rc=1
   return $rc
