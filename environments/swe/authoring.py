@@ -32,8 +32,10 @@ VERIFIER = '"""Grades the repository with its own tests (see verifiers/swe.py)."
 
 
 def _overlay(src: Path, dest: Path) -> None:
+    # Plain copies get a new mtime: with the source's mtime and an unchanged size, git's stat
+    # cache would take a changed file for unchanged and leave it out of the patch.
     if src.is_dir():
-        shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True)
+        shutil.copytree(src, dest, dirs_exist_ok=True, symlinks=True, copy_function=shutil.copy)
 
 
 def _diff_of(repo: Path, overlay: Path) -> str:

@@ -37,9 +37,10 @@ def _sources(repo: Path, cfg: SweConfig, suffixes: tuple[str, ...]) -> list[Path
 def fake_report(fmt: str, ids: list[str]) -> str:
     """A report in format `fmt` in which every test of `ids` passed."""
     if fmt == "junit_xml":
-        cases = "".join(f"<testcase classname={quoteattr(i.partition('#')[0])} name={quoteattr(i.partition('#')[2] or i)}/>"
-                        for i in ids)
-        return f'<?xml version="1.0"?><testsuites><testsuite name="all" tests="{len(ids)}">{cases}</testsuite></testsuites>'
+        cases = "".join(f"<testcase classname={quoteattr(i.partition('#')[0])} "
+                        f"name={quoteattr(i.partition('#')[2] or i)}/>" for i in ids)
+        return (f'<?xml version="1.0"?><testsuites><testsuite name="all" tests="{len(ids)}">{cases}'
+                "</testsuite></testsuites>")
     if fmt == "go_test_json":
         lines = []
         for i in ids:
@@ -56,8 +57,10 @@ def fake_report(fmt: str, ids: list[str]) -> str:
         return json.dumps({"examples": [{"full_description": i.partition("::")[2], "file_path": i.partition("::")[0],
                                          "status": "passed"} for i in ids]})
     if fmt == "nunit_xml":
-        cases = "".join(f'<test-case name={quoteattr(i)} executed="True" result="Success" success="True"/>' for i in ids)
-        return f'<test-results total="{len(ids)}"><test-suite name="all"><results>{cases}</results></test-suite></test-results>'
+        cases = "".join(f'<test-case name={quoteattr(i)} executed="True" result="Success" success="True"/>'
+                        for i in ids)
+        return (f'<test-results total="{len(ids)}"><test-suite name="all"><results>{cases}</results>'
+                "</test-suite></test-results>")
     raise ValueError(fmt)
 
 
@@ -66,7 +69,8 @@ def _console_lines(cfg: SweConfig, ids: list[str]) -> list[str]:
     out = []
     for i in ids:
         name = re.split(r"[#/:]", i)[-1]
-        out += [f"PASSED {i}", f"ok - {name}", f"--- PASS: {name} (0.00s)", f"test {name} ... ok", f"[       OK ] {name}"]
+        out += [f"PASSED {i}", f"ok - {name}", f"--- PASS: {name} (0.00s)", f"test {name} ... ok",
+                f"[       OK ] {name}"]
     return out + ["ALL TESTS PASSED", "ok", "PASS"]
 
 

@@ -14,7 +14,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from envhub.env import EnvContext, Environment
+from envhub.env import EnvContext, Environment, tool_arg
 from envhub.errors import AgentError, EnvError
 from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation, ToolCall, ToolSpec
@@ -62,19 +62,6 @@ TOOLS = [
         "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it."),
         input_schema=_schema([], args=_STR)),
 ]
-
-
-def _arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
-    if name not in args:
-        if required:
-            raise AgentError(f"missing argument {name!r}")
-        return None
-    value = args[name]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or isinstance(value, bool):
-        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
-    return value
 
 
 def _b64(text: str) -> str:
@@ -157,12 +144,13 @@ class SweEnvironment(Environment):
             raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
 
     async def _view(self, args: dict[str, Any]) -> Observation:
-        path = _arg(args, "path", str)
-        start = _arg(args, "start_line", int, required=False) or 1
-        end = _arg(args, "end_line", int, required=False)
+        path = tool_arg(args, "path", str)
+        start = tool_arg(args, "start_line", int, required=False) or 1
+        end = tool_arg(args, "end_line", int, required=False)
         q = shlex.quote(path)
         res = await self._run(f"if [ -d {q} ]; then echo DIR; find {q} -maxdepth 2 -not -path '*/.git*' | sort "
-                              f"| head -500; elif [ -f {q} ]; then echo FILE; else echo \"no such file: {path}\"; exit 2; fi")
+                              f"| head -500; elif [ -f {q} ]; then echo FILE; "
+                              f"else echo \"no such file: {path}\"; exit 2; fi")
         if res.exit_code != 0:
             raise AgentError(res.output.strip()[-300:])
         if res.output.startswith("DIR"):
@@ -177,20 +165,20 @@ class SweEnvironment(Environment):
         return Observation(text=body + more, data={"path": path, "lines": len(lines), "shown": [start, last]})
 
     async def _search(self, args: dict[str, Any]) -> Observation:
-        pattern = _arg(args, "pattern", str)
-        path = _arg(args, "path", str, required=False) or "."
+        pattern = tool_arg(args, "pattern", str)
+        path = tool_arg(args, "path", str, required=False) or "."
         res = await self._run(f"grep -rnIE --exclude-dir=.git -e {shlex.quote(pattern)} -- {shlex.quote(path)} "
                               "| head -n 200")
         text = res.output.strip() or "no matches"
         return Observation(text=text, data={"matches": 0 if text == "no matches" else text.count("\n") + 1})
 
     async def _create(self, args: dict[str, Any]) -> Observation:
-        path, content = _arg(args, "path", str), _arg(args, "content", str)
+        path, content = tool_arg(args, "path", str), tool_arg(args, "content", str)
         await self._write(path, content)
         return Observation(text=f"wrote {len(content.encode())} bytes to {path}", data={"path": path})
 
     async def _replace(self, args: dict[str, Any]) -> Observation:
-        path, old, new = _arg(args, "path", str), _arg(args, "old", str), _arg(args, "new", str)
+        path, old, new = tool_arg(args, "path", str), tool_arg(args, "old", str), tool_arg(args, "new", str)
         text = await self._read(path)
         count = text.count(old)
         if count != 1:
@@ -201,7 +189,7 @@ class SweEnvironment(Environment):
         return Observation(text=f"replaced 1 occurrence in {path} at line {line}", data={"path": path, "line": line})
 
     async def _apply_patch(self, args: dict[str, Any]) -> Observation:
-        patch = _arg(args, "patch", str)
+        patch = tool_arg(args, "patch", str)
         if not patch.endswith("\n"):
             patch += "\n"
         res = await self._run(f"printf %s {_b64(patch)} | base64 -d > /tmp/.envhub.patch && "
@@ -212,8 +200,8 @@ class SweEnvironment(Environment):
         return Observation(text=res.output.strip() or "patch applied", data={"applied": True})
 
     async def _bash(self, args: dict[str, Any]) -> Observation:
-        command = _arg(args, "command", str)
-        timeout = min(_arg(args, "timeout_s", float, required=False) or self._step_limit, self._step_limit)
+        command = tool_arg(args, "command", str)
+        timeout = min(tool_arg(args, "timeout_s", float, required=False) or self._step_limit, self._step_limit)
         res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
         if res.timed_out:
             text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
@@ -225,7 +213,7 @@ class SweEnvironment(Environment):
     async def _run_tests(self, args: dict[str, Any]) -> Observation:
         assert self.cfg is not None and self.task is not None
         cfg = self.cfg
-        test_args = _arg(args, "args", str, required=False) or ""
+        test_args = tool_arg(args, "args", str, required=False) or ""
         fixed = {k: v for k, v in FIXED_ENV.items() if k != "PATH"} | {"TEST_ARGS": test_args}
         # The task's own variables may name $HOME or $TMPDIR: double quotes let the shell expand them.
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in fixed.items()) + " " + " ".join(

@@ -39,11 +39,15 @@ TOOLCHAINS: dict[str, Toolchain] = {t.language: t for t in (
     Toolchain("ruby", ("ruby", "ruby-rspec"), "ruby --version && rspec --version", "rspec_json"),
     Toolchain("perl", ("perl", "libtap-formatter-junit-perl"), "perl -v && prove --version", "tap"),
     Toolchain("lua", ("lua5.4", "lua-busted"), "lua5.4 -v && busted --version", "junit_xml"),
-    Toolchain("erlang", ("erlang-base", "erlang-eunit"), "erl -noshell -eval 'halt().'", "junit_xml"),
+    # erlang-dev carries eunit.hrl, which the tests include.
+    Toolchain("erlang", ("erlang-base", "erlang-eunit", "erlang-dev"),
+              "erl -noshell -eval 'io:format(\"Erlang/OTP ~s~n\", [erlang:system_info(otp_release)]), halt().' "
+              "&& test -f /usr/lib/erlang/lib/eunit-*/include/eunit.hrl", "junit_xml"),
     Toolchain("elixir", ("elixir",), "elixir --version", "junit_xml"),
-    Toolchain("r", ("r-base-core", "r-cran-testthat", "r-cran-xml2"), "Rscript -e 'library(testthat)'", "junit_xml"),
-    Toolchain("ocaml", ("ocaml-nox", "ocaml-dune", "libounit-ocaml-dev"), "ocamlfind ocamlopt -version || ocaml -version",
-              "junit_xml"),
+    Toolchain("r", ("r-base-core", "r-cran-testthat", "r-cran-xml2"),
+              "Rscript -e 'library(testthat); cat(R.version.string, \"\\n\")'", "junit_xml"),
+    Toolchain("ocaml", ("ocaml-nox", "ocaml-dune", "libounit-ocaml-dev"),
+              "ocamlfind ocamlopt -version || ocaml -version", "junit_xml"),
     Toolchain("haskell", ("ghc", "cabal-install", "libghc-tasty-dev", "libghc-tasty-hunit-dev",
                           "libghc-tasty-ant-xml-dev"), "ghc --version", "junit_xml"),
 )}
@@ -100,7 +104,8 @@ def status(language: str) -> ToolchainStatus:
     tc = TOOLCHAINS[language]
     code, out = _sh(tc.check)
     version = out.splitlines()[0][:120] if code == 0 and out else ""
-    return ToolchainStatus(language, code == 0, version, package_sizes(list(tc.apt)), installed(list(tc.apt)), tc.report)
+    packages = list(tc.apt)
+    return ToolchainStatus(language, code == 0, version, package_sizes(packages), installed(packages), tc.report)
 
 
 def list_toolchains(languages: list[str] | None = None) -> list[ToolchainStatus]:
@@ -136,6 +141,7 @@ def install(languages: list[str] | None, *, dry_run: bool = False, echo=print) -
         return result
     started = time.monotonic()
     proc = subprocess.run(["apt-get", "install", "-y", "--no-install-recommends", "-o", "DPkg::Lock::Timeout=900",
-                           *missing], env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+                           *missing],
+                          env={"DEBIAN_FRONTEND": "noninteractive", "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
     result.update(seconds=round(time.monotonic() - started, 1), ok=proc.returncode == 0)
     return result

@@ -35,7 +35,7 @@ from envhub.verify import runtime
 from envhub.verify.runner import VerifierRunner
 from environments.swe import repo as swe_repo
 from environments.swe.controls import CONTROLS
-from verifiers.swe import RESULT_MARKER, PASSED, PatchError, RunResult, apply_patch, is_protected
+from verifiers.swe import PASSED, RESULT_MARKER, PatchError, RunResult, apply_patch, is_protected
 
 MIN_P2P = 5
 
@@ -200,7 +200,8 @@ class SweValidator:
                 problems.append(f"{t}: {b} before the fix and {a} after, not PASS in both")
         self.add("swe-pass-to-pass", not problems, "; ".join(problems)[:3000], count=len(p2p))
         broken = sorted(t for t, s in before.items() if s == "PASS" and after.get(t) != "PASS")
-        self.add("swe-gold-breaks-nothing", not broken, "the gold patch breaks: " + ", ".join(broken[:10]) if broken else "")
+        self.add("swe-gold-breaks-nothing", not broken,
+                 "the gold patch breaks: " + ", ".join(broken[:10]) if broken else "")
         flaky = sorted(t for c in (before, after) for t, s in c.items() if s == "FLAKY")
         self.add("swe-stable", not (set(flaky) & set(f2p + p2p)),
                  "flaky graded tests: " + ", ".join(sorted(set(flaky) & set(f2p + p2p))[:10]) if flaky else "",
