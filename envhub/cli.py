@@ -311,6 +311,9 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
                     progress.update(bar, description=f"{task.id} {agent}")
                     rows.append(_smoke_episode(client, task, agent, loaded[task.family]))
                     progress.advance(bar)
+                    r = rows[-1]
+                    _log_line(progress, as_json, f"{task.id} {agent}: reward {r['reward']:g} "
+                                                 f"{'ok' if r['ok'] else 'BAD'} in {r['seconds']:.1f} s")
     bad = [r for r in rows if not r["ok"]]
     timings = _timings([(r["task_id"], r["seconds"]) for r in rows])
     if as_json:
@@ -325,6 +328,12 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
         _print_timings(timings, "episode time per family (SWE: per language)")
     if bad:
         raise typer.Exit(1)
+
+
+def _log_line(progress: Progress, quiet: bool, line: str) -> None:
+    """Where no terminal shows the bar (a CI log), one line per finished item shows progress."""
+    if not quiet and not progress.console.is_terminal:
+        progress.console.print(line, markup=False, highlight=False)
 
 
 def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str, Any]:
@@ -459,6 +468,7 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
                 progress.update(bar, description=task.id)
                 reports.append(await validator.validate(task))
                 progress.advance(bar)
+                _log_line(progress, quiet, f"{task.id}: {reports[-1].status} in {reports[-1].seconds:.1f} s")
     finally:
         validator.close()
         await hub.stop()
