@@ -325,7 +325,7 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
             table.add_row(r["task_id"], r["agent"], f"{r['reward']:g}", r["failure_class"], r["want"],
                           f"{r['seconds']:.1f}", "[green]ok[/green]" if r["ok"] else f"[red]BAD[/red] {r['detail']}")
         console.print(table)
-        _print_timings(timings, "episode time per family (SWE: per language)")
+        _print_timings(timings, "episode time per family (SWE: per language)", "episodes")
     if bad:
         raise typer.Exit(1)
 
@@ -408,7 +408,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                           r.summary("determinism"), r.summary("mutant"), r.summary("exploit"), r.summary("family"),
                           f"{r.seconds:.1f}", _status_style(r.status))
         console.print(table)
-        _print_timings(data["timings"], "validation time per family (SWE: per language)")
+        _print_timings(data["timings"], "validation time per family (SWE: per language)", "tasks")
         for r in reports:
             for f in r.findings:
                 if not f.ok:
@@ -425,14 +425,14 @@ def _timings(timed: list[tuple[str, float]]) -> dict[str, dict[str, float]]:
     for task_id, seconds in timed:
         parts = task_id.split("/")
         groups.setdefault("/".join(parts[:2]) if parts[0] == "swe" else parts[0], []).append(seconds)
-    return {g: {"runs": len(s), "total_s": round(sum(s), 1), "mean_s": round(sum(s) / len(s), 1),
+    return {g: {"count": len(s), "total_s": round(sum(s), 1), "mean_s": round(sum(s) / len(s), 1),
                 "max_s": round(max(s), 1)} for g, s in sorted(groups.items())}
 
 
-def _print_timings(timings: dict[str, dict[str, float]], title: str) -> None:
-    table = Table("group", "runs", "total s", "mean s", "max s", title=title)
+def _print_timings(timings: dict[str, dict[str, float]], title: str, unit: str) -> None:
+    table = Table("group", unit, "total s", "mean s", "max s", title=title)
     for group, t in timings.items():
-        table.add_row(group, str(t["runs"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
+        table.add_row(group, str(t["count"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
     console.print(table)
 
 
