@@ -62,7 +62,7 @@ COPY --from=build /opt/envhub /opt/envhub
 COPY --from=build --chown=envhub:envhub /var/lib/envhub /var/lib/envhub
 COPY --from=build /app /app
 COPY tasks /app/tasks
-COPY docker/router.py /app/docker/router.py
+COPY docker/router.py docker/replica-entrypoint.sh /app/docker/
 # The families this image serves by default ("" = every registered one); compose sets it per service.
 ARG FAMILIES=""
 ENV PATH=/opt/envhub/bin:$PATH ENVHUB_FAMILIES=${FAMILIES} \

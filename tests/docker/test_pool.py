@@ -96,3 +96,13 @@ def test_full_family_is_refused_with_unavailable() -> None:
         r = http.post("/v1/sessions", json={"env": "echo"})
         assert r.status_code == 201, r.text
         http.delete(f"/v1/sessions/{r.json()['session_id']}")
+
+
+def test_replica_server_runs_unprivileged() -> None:
+    """Replicas are not privileged containers, and the server in them holds no capability at all
+    (the entry point needs CAP_SYS_ADMIN only to let bubblewrap mount /proc, then drops it)."""
+    [cid, *_] = _replicas("terminal")
+    assert docker("inspect", "-f", "{{.HostConfig.Privileged}}", cid).stdout.strip() == "false"
+    status = dict(line.split(":", 1) for line in docker("exec", cid, "cat", "/proc/1/status").stdout.splitlines())
+    assert status["Uid"].split()[0] == "10001"
+    assert int(status["CapEff"], 16) == 0 and int(status["CapBnd"], 16) == 0 and status["NoNewPrivs"].strip() == "1"
