@@ -57,7 +57,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from envhub.config import Settings
 from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.sandbox.local import PATH, SHELL, _signal_all
+from envhub.sandbox.local import PATH, SHELL, _children, _signal_all
 from envhub.sandbox.shell import Clip, SandboxGone, converse, frame
 
 log = logging.getLogger("envhub.sandbox.docker")
@@ -213,6 +213,13 @@ class _Cgroup:
         except FileNotFoundError:
             return set()
 
+    def task_count(self) -> int:
+        """Threads included: what the pids limit counts."""
+        try:
+            return len((self.path / ("cgroup.threads" if self.v2 else "tasks")).read_text().split())
+        except FileNotFoundError:
+            return 0
+
     def oom_kills(self) -> int:
         name = "memory.events" if self.v2 else "memory.oom_control"
         try:
@@ -259,6 +266,8 @@ class _Box:
     shell: asyncio.subprocess.Process
     shell_pid: int
     limits: SandboxLimits
+    #: Host pids that keep the container and its shell alive: PID 1, its `sleep`, the shell.
+    core_pids: frozenset[int] = frozenset()
     loop: asyncio.AbstractEventLoop = field(default_factory=asyncio.get_running_loop)
 
     @property
@@ -315,17 +324,38 @@ class DockerSandbox(Sandbox):
         started = time.monotonic()
         marker = secrets.token_hex(12)
         script = frame(command, marker)
+        cleared = self._clear_runaway()
         before = box.cgroup.pids()
         ooms_before = box.cgroup.oom_kills()
+
+        async def on_idle() -> bool:  # a bomb still forking from an earlier command
+            return self._clear_runaway()
+
         reply = await converse(box.shell, script, marker, deadline=started + timeout_s, max_output=max_output,
                                grace_s=5, kill_new=lambda: self._kill_new(before), died=self._died,
-                               hard_kill=lambda: self._backend.remove(box))
+                               hard_kill=lambda: self._backend.remove(box), on_idle=on_idle)
         if box.cgroup.oom_kills() > ooms_before:
             self._backend.oom_base[box.cid] = box.cgroup.oom_kills()
             raise SandboxOOM(f"the command exceeded the sandbox's {box.limits.memory_mb} MiB memory limit and the "
                              f"kernel killed it (exit status {reply.status}). Output (tail):\n{reply.output[-1500:]}",
                              exit_code=reply.status)
+        if cleared or reply.cleared or self._clear_runaway():
+            return reply.result(started, "\n[the sandbox hit its process limit; every process but the shell was "
+                                         "killed]")
         return reply.result(started)
+
+    def _clear_runaway(self) -> bool:
+        """A runaway (fork bomb) leaves the container at its pids limit, where the shell cannot fork:
+        kill every process but PID 1, its `sleep` and the shell, background services included."""
+        box = self._box
+        if box.cgroup.task_count() < 0.8 * box.limits.processes:
+            return False
+        for _ in range(100):
+            rest = [p for p in box.cgroup.pids() - box.core_pids]
+            if not rest:
+                break
+            _signal_all(rest, signal.SIGKILL)
+        return True
 
     def _kill_new(self, before: set[int]) -> None:
         """Kill every process the current command started (orphans too), sparing PID 1, the shell
@@ -471,7 +501,7 @@ class DockerBackend(SandboxBackend):
                 raise EnvError("cannot find the sandbox shell's host pid")
             self.oom_base[cid] = cgroup.oom_kills()
             return _Box(cid=cid, root=root, cgroup=cgroup, init_pid=init_pid, shell=shell, shell_pid=shell_pid,
-                        limits=limits)
+                        limits=limits, core_pids=frozenset({init_pid, shell_pid, *_children(init_pid)}))
         except BaseException:
             if cid is not None:
                 with contextlib.suppress(Exception):

@@ -183,3 +183,19 @@ async def test_closing_removes_the_container(backend: DockerBackend) -> None:
     await sb.close()  # idempotent
     await asyncio.sleep(0)
     assert docker("inspect", cid, check=False).returncode != 0
+
+
+async def test_a_sandbox_at_its_pids_limit_is_cleared_and_the_shell_survives(backend: DockerBackend) -> None:
+    """A runaway holds every pid the container may have (threads count); the next command that needs
+    a fork must still run: the runaway is killed around the shell instead of the shell being lost."""
+    fill = ("python3 -c 'import threading, time\ntry:\n    while True: threading.Thread(target=time.sleep, "
+            "args=(600,), daemon=True).start()\nexcept RuntimeError: time.sleep(600)' >/dev/null 2>&1 &")
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(processes=64)))
+    try:
+        await sb.run(fill, timeout_s=10)
+        await asyncio.sleep(1)  # the filler reaches the limit
+        after = await sb.run("/bin/echo still-here", timeout_s=20)  # /bin/echo is no builtin: it needs a fork
+        assert not after.timed_out and "still-here" in after.output.split(), after
+        assert "process limit" in after.output
+    finally:
+        await sb.close()
