@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, delete, func, select, update
+from sqlalchemy import Connection, Select, bindparam, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, selectinload
@@ -57,19 +57,26 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     last_step: dict[str, int] = {}
     for row in steps:
         last_step[row["episode_id"]] = max(last_step.get(row["episode_id"], 0), row["idx"])
-    for eid, n in last_step.items():
-        conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid, EpisodeRow.step_count < n).values(step_count=n))
+    # One executemany per kind of update, not one round trip per episode.
+    _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid"),
+                                                EpisodeRow.step_count < bindparam("n"))
+                 .values(step_count=bindparam("n")), [{"eid": eid, "n": n} for eid, n in last_step.items()])
+    _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid")).values(reset_s=bindparam("s")),
+                 [{"eid": e["episode"]["id"], "s": e["reset_s"]} for e in events
+                  if e["kind"] == "created" and e.get("reset_s") is not None])
     for e in events:
-        eid = e["episode"]["id"]
-        if e["kind"] == "created" and e.get("reset_s") is not None:
-            conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid).values(reset_s=e["reset_s"]))
-        elif e["kind"] == "verified":
-            _write_verdict(conn, eid, e)
-        elif e["kind"] == "closed":
-            conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid)
-                         .values(ended_at=_ts(e["at"]), step_count=func.max(EpisodeRow.step_count, e["step_count"])
-                                 if conn.dialect.name == "sqlite"
-                                 else func.greatest(EpisodeRow.step_count, e["step_count"])))
+        if e["kind"] == "verified":
+            _write_verdict(conn, e["episode"]["id"], e)
+    larger = func.max if conn.dialect.name == "sqlite" else func.greatest
+    _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid"))
+                 .values(ended_at=bindparam("at"), step_count=larger(EpisodeRow.step_count, bindparam("n"))),
+                 [{"eid": e["episode"]["id"], "at": _ts(e["at"]), "n": e["step_count"]} for e in events
+                  if e["kind"] == "closed"])
+
+
+def _update_many(conn: Connection, stmt: Any, params: list[dict[str, Any]]) -> None:
+    if params:
+        conn.execute(stmt, params)
 
 
 def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
