@@ -303,8 +303,7 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
         base = url or stack.enter_context(
             _local_server(settings.model_copy(update={"families": needed, "store_enabled": False})))
         client = stack.enter_context(EnvClient(base))
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), disable=as_json) as progress:
+        with _progress(quiet=as_json) as progress:
             bar = progress.add_task("episodes", total=2 * len(tasks))
             for task in tasks:
                 for agent in ("oracle", "noop"):
@@ -330,6 +329,12 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
         raise typer.Exit(1)
 
 
+def _progress(quiet: bool) -> Progress:
+    """The bar long commands show on stderr (stdout stays for tables and JSON)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), disable=quiet)
+
+
 def _log_line(progress: Progress, quiet: bool, line: str) -> None:
     """Where no terminal shows the bar (a CI log), one line per finished item shows progress."""
     if not quiet and not progress.console.is_terminal:
@@ -339,6 +344,7 @@ def _log_line(progress: Progress, quiet: bool, line: str) -> None:
 def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str, Any]:
     """One episode; ok when the verdict is judged (failure class ok) with the reward the agent deserves."""
     from envhub.errors import EnvError, EnvhubError
+    from envhub.validate.core import deserved
 
     started = time.monotonic()
     want_pass = agent == "oracle" or task.config.null_expected == "pass"
@@ -355,11 +361,7 @@ def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str,
     except EnvhubError as e:
         return {**row, "failure_class": e.failure_class.value, "detail": e.detail[:300],
                 "seconds": round(time.monotonic() - started, 2)}
-    if want_pass:
-        ok = result.passed and (result.reward == 1.0 or agent != "oracle")
-    else:
-        ok = not result.passed and result.reward == 0.0
-    ok = ok and result.failure_class.value == "ok"
+    ok = deserved(result, oracle=agent == "oracle", null_expected=task.config.null_expected)
     why = "; ".join(f"{c.id}: {c.message[:100]}" for c in result.checks if not c.passed)
     return {**row, "reward": result.reward, "failure_class": result.failure_class.value,
             "detail": "" if ok else (result.detail or why)[:300], "ok": ok,
@@ -461,8 +463,7 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
     validator = Validator(hub, runs=runs, write=write)
     reports = []
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=Console(stderr=True), disable=quiet) as progress:
+        with _progress(quiet=quiet) as progress:
             bar = progress.add_task("validating", total=len(tasks))
             for task in tasks:
                 progress.update(bar, description=task.id)

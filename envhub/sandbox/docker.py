@@ -58,7 +58,7 @@ from envhub.config import Settings
 from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
 from envhub.sandbox.local import PATH, SHELL, _children, _signal_all
-from envhub.sandbox.shell import Clip, SandboxGone, converse, frame
+from envhub.sandbox.shell import RUNAWAY_NOTE, Clip, SandboxGone, converse, frame
 
 log = logging.getLogger("envhub.sandbox.docker")
 MiB = 1024 * 1024
@@ -339,10 +339,8 @@ class DockerSandbox(Sandbox):
             raise SandboxOOM(f"the command exceeded the sandbox's {box.limits.memory_mb} MiB memory limit and the "
                              f"kernel killed it (exit status {reply.status}). Output (tail):\n{reply.output[-1500:]}",
                              exit_code=reply.status)
-        if cleared or reply.cleared or self._clear_runaway():
-            return reply.result(started, "\n[the sandbox hit its process limit; every process but the shell was "
-                                         "killed]")
-        return reply.result(started)
+        runaway = cleared or reply.cleared or self._clear_runaway()
+        return reply.result(started, RUNAWAY_NOTE if runaway else "")
 
     def _clear_runaway(self) -> bool:
         """A runaway (fork bomb) leaves the container at its pids limit, where the shell cannot fork:

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from envhub.errors import EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.sandbox.shell import Clip, SandboxGone, converse, frame
+from envhub.sandbox.shell import RUNAWAY_NOTE, Clip, SandboxGone, converse, frame
 
 SHELL = ("/bin/bash", "--noprofile", "--norc")
 SANDBOX_UID = 1000  # what the agent sees inside
@@ -183,10 +183,8 @@ class LocalSandbox(Sandbox):
         reply = await converse(self._proc, script, marker, deadline=started + timeout_s, max_output=max_output,
                                grace_s=30, kill_new=lambda: self._kill_new(before), died=self._died,
                                hard_kill=self._hard_kill, on_idle=self._on_idle)
-        note = ""
-        if cleared or reply.cleared or self._clear_runaway():
-            note = "\n[the sandbox hit its process limit; every process but the shell was killed]"
-        return reply.result(started, note)
+        runaway = cleared or reply.cleared or self._clear_runaway()
+        return reply.result(started, RUNAWAY_NOTE if runaway else "")
 
     async def _on_idle(self) -> bool:
         """While a command is silent: notice bwrap dying while one of its children holds the pipe

@@ -18,6 +18,8 @@ from envhub.sandbox.base import ExecResult
 
 #: How often a backend with an `on_idle` hook is asked to look around while a command is silent.
 POLL_S = 0.5
+#: What a command's output ends with when a runaway was cleared around the shell while it ran.
+RUNAWAY_NOTE = "\n[the sandbox hit its process limit; every process but the shell was killed]"
 
 
 class SandboxGone(AgentError):

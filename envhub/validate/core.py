@@ -53,6 +53,19 @@ class TaskReport:
                 "seconds": round(self.seconds, 3), "findings": [asdict(f) for f in self.findings]}
 
 
+def deserved(result: VerifyResult, *, oracle: bool, null_expected: str = "fail") -> bool:
+    """Whether a verdict is the one the agent deserves: a judged verdict (failure class ok) with the
+    maximum for the oracle, and for a do-nothing agent the minimum (or a pass where the task says
+    doing nothing passes)."""
+    if result.failure_class is not FailureClass.ok:
+        return False
+    if oracle:
+        return result.passed and result.reward == 1.0
+    if null_expected == "pass":
+        return result.passed
+    return not result.passed and result.reward == 0.0
+
+
 def _fingerprint(result: VerifyResult) -> tuple:
     return (result.failure_class, result.reward, result.passed, tuple((c.id, c.passed, c.score) for c in result.checks))
 
@@ -131,7 +144,7 @@ class Validator:
                     continue
                 result = await self._judge_copy(task, state, traj, "oracle")
                 rewards.append(result.reward)
-                ok = result.failure_class is FailureClass.ok and result.passed and result.reward == 1.0
+                ok = deserved(result, oracle=True)
                 report.add(f"oracle:run{i + 1}", ok, "" if ok else _why(result), reward=result.reward)
                 if ok and oracle_state is None:
                     oracle_state, oracle_traj = state, traj
@@ -140,10 +153,7 @@ class Validator:
             try:
                 _, null_traj = await self._episode(task, [], null_state)
                 null = await self._judge_copy(task, null_state, null_traj, "null")
-                if task.config.null_expected == "pass":
-                    ok = null.failure_class is FailureClass.ok and null.passed
-                else:
-                    ok = null.failure_class is FailureClass.ok and not null.passed and null.reward == 0.0
+                ok = deserved(null, oracle=False, null_expected=task.config.null_expected)
                 report.add("null", ok, "" if ok else f"do-nothing agent got {null.reward} ({_why(null)})",
                            reward=null.reward)
             except EnvhubError as e:

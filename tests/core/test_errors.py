@@ -17,4 +17,3 @@ def test_errors_map_back_by_code():
 def test_not_found_suggests_a_close_name():
     err = NotFound.for_name("environment", "termnal", ["terminal", "echo"])
     assert "did you mean 'terminal'" in err.detail
-
