@@ -13,6 +13,7 @@ core never imports a family module by name.
 from __future__ import annotations
 
 import json
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,6 +122,23 @@ class Family(ABC):
     #: Whether environments keep files in `EnvContext.workdir` (families that do not skip a
     #: mkdir and rmtree per session).
     uses_workdir: ClassVar[bool] = True
+    #: The family's files that judge its tasks, relative to its package folder: the code that
+    #: exports the final state, builds the oracle's and controls' states, mutates and validates.
+    #: Validation records are keyed by these (with the task's files and the verifier code), so
+    #: tool code that only serves the agent can change without re-validating the catalogue
+    #: (CI's oracle smoke over HTTP guards the tools). Empty: the whole package judges.
+    judged_by: ClassVar[tuple[str, ...]] = ()
+
+    @classmethod
+    def package_dir(cls) -> Path:
+        """The folder of the module that defines the family."""
+        return Path(inspect.getfile(cls)).resolve().parent
+
+    @classmethod
+    def judge_files(cls) -> list[Path]:
+        """The paths named by `judged_by` (the whole package folder when it is empty)."""
+        root = cls.package_dir()
+        return [root / rel for rel in cls.judged_by] if cls.judged_by else [root]
 
     def setup(self, settings: Settings) -> None:  # noqa: B027 - optional hook
         """Called once when a server starts (open pools, warm caches)."""

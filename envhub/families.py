@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from importlib.metadata import entry_points
 
 from envhub.env import Family
@@ -28,3 +29,12 @@ def load(names: list[str] | None = None) -> dict[str, Family]:
             raise ValueError(f"entry point {name!r} loads a family named {family.name!r}")
         out[name] = family
     return out
+
+
+@cache
+def family_class(name: str) -> type[Family]:
+    """The registered family class for `name`, imported but not instantiated."""
+    eps = {ep.name: ep for ep in entry_points(group=GROUP)}
+    if name not in eps:
+        raise NotFound.for_name("environment", name, eps)
+    return eps[name].load()

@@ -1,8 +1,11 @@
 """Validation records: `validation.json` beside each task, keyed by what it judged.
 
-The key hashes the task's files and the code that judges them (the verifier runner, the
-`verifiers` modules its tests import and the task's family package), so a record goes stale the moment either
-changes, and CI refuses stale records.
+The key hashes the task's files and the code that judges them: the verifier runner, the
+`verifiers` modules its tests import, and the family files the family declares as judging
+(`Family.judged_by`: state export, oracle, controls, mutators, its own validation; the whole
+package when it declares nothing). A record goes stale the moment any of them changes, and CI
+refuses stale records. Tool code that only serves the agent is not in the key: CI's oracle
+smoke over HTTP guards it, so a refactor of tools does not force re-validating the catalogue.
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import re
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from envhub.families import family_class
 
 if TYPE_CHECKING:
     from envhub.tasks.model import Task
@@ -37,14 +42,21 @@ def judge_parts(task: Task) -> list[Path]:
     for test in task.tests_dir.rglob("*.py"):
         modules.update(m for m in IMPORT_RE.findall(test.read_text(errors="replace")) if m)
     lib = REPO_ROOT / "verifiers"
-    return [REPO_ROOT / "envhub" / "verify", REPO_ROOT / "environments" / task.family,
+    return [REPO_ROOT / "envhub" / "verify", *family_class(task.family).judge_files(),
             *sorted(lib / f"{m}.py" for m in modules)]
+
+
+def _part_name(part: Path) -> str:
+    try:
+        return part.relative_to(REPO_ROOT).as_posix()
+    except ValueError:  # a family installed outside this checkout
+        return part.as_posix()
 
 
 def judge_sha256(task: Task) -> str:
     h = hashlib.sha256()
     for part in judge_parts(task):
-        h.update(part.relative_to(REPO_ROOT).as_posix().encode())
+        h.update(_part_name(part).encode())
         h.update(_part_sha256(part).encode())
     return h.hexdigest()
 

@@ -84,3 +84,16 @@ def test_a_record_goes_stale_when_the_task_changes(tmp_path):
 def test_the_repository_catalogue_loads_without_broken_folders():
     catalog = Catalog(REPO_TASKS)
     assert catalog.tasks and not catalog.errors, catalog.errors
+
+
+def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
+    """SWE declares its judging files: its tools are outside the key, its controls inside it."""
+    from envhub.validate.record import judge_parts
+
+    task = Catalog(REPO_TASKS).for_family("swe")[0]
+    parts = {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(task)}
+    assert "environments/swe/controls.py" in parts and "environments/swe/validate.py" in parts
+    assert "environments/swe/env.py" not in parts
+    # A family that declares nothing is judged by its whole package.
+    db_task = Catalog(REPO_TASKS).for_family("db")[0]
+    assert "environments/db" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(db_task)}
