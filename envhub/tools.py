@@ -44,7 +44,8 @@ class InvalidArguments(AgentError):
     code = "invalid_arguments"
 
     def __init__(self, argument: str, rule: str) -> None:
-        super().__init__(f"invalid argument {argument}: {rule}", argument=argument, rule=rule)
+        super().__init__(f"invalid argument '{argument}': {rule}" if argument else f"invalid arguments: {rule}",
+                         argument=argument, rule=rule)
         self.argument = argument
         self.rule = rule
 
@@ -129,8 +130,8 @@ class Param:
             else:
                 s["minimum"] = lo
             s["maximum"] = hi
-            if self.decimals is not None:
-                s["multipleOf"] = 10.0 ** -self.decimals
+            if self.decimals is not None:  # not multipleOf: JSON Schema validators misjudge 0.47 / 0.01
+                s["description"] = f"At most {self.decimals} decimal places."
         if "string" in types:
             if self.min_len:
                 s["minLength"] = self.min_len
@@ -157,7 +158,7 @@ class Param:
         if self.default is not _MISSING:
             s["default"] = self.default
         if self.description:
-            s["description"] = self.description
+            s["description"] = f"{self.description} {s['description']}" if "description" in s else self.description
         return s
 
     def _bounds(self) -> tuple[float, float]:
@@ -289,10 +290,10 @@ def _check_map(where: str, value: dict, values: Param, depth: int) -> dict:
         raise InvalidArguments(where, f"at most {OBJECT_MAX} keys")
     out = {}
     for k, v in value.items():
-        _check_text(f"{where} key {show(k)}", k)
+        _check_text(_join(where, k), k)
         if len(k) > STRING_MAX:
-            raise InvalidArguments(f"{where} key {show(k)}", f"at most {STRING_MAX} characters")
-        out[k] = values.check(f"{where}.{k}", v, depth)
+            raise InvalidArguments(_join(where, k), f"a key of at most {STRING_MAX} characters")
+        out[k] = values.check(_join(where, k), v, depth)
     return out
 
 
@@ -320,10 +321,26 @@ def _check_json(where: str, value: Any, depth: int) -> Any:
 def object_schema(params: dict[str, Param]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False,
             "required": [k for k, p in params.items() if p.required],
-            "properties": {k: p.schema() for k, p in params.items()}}
+            "properties": {k: p.schema() if p.required else _nullable(p.schema()) for k, p in params.items()}}
 
 
-def check_object(params: dict[str, Param], args: Any, *, where: str = "arguments", depth: int = 0) -> dict[str, Any]:
+def _nullable(s: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter also takes null, read as left out (function-calling models send it)."""
+    if "type" in s:
+        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        s["type"] = types if "null" in types else [*types, "null"]
+    if "enum" in s and None not in s["enum"]:
+        s["enum"] = [*s["enum"], None]
+    return s
+
+
+def _join(where: str, key: str) -> str:
+    """A path to a value, e.g. `items[1].qty`; an odd key is shown as escaped JSON text."""
+    name = key if key.isidentifier() else show(key, limit=60)
+    return f"{where}.{name}" if where else name
+
+
+def check_object(params: dict[str, Param], args: Any, *, where: str = "", depth: int = 0) -> dict[str, Any]:
     """Checked arguments: declared keys only, required ones present, each value per its `Param`;
     an optional one left out (or null) takes its default when it declares one."""
     if not isinstance(args, dict):
@@ -331,11 +348,10 @@ def check_object(params: dict[str, Param], args: Any, *, where: str = "arguments
     unknown = [k for k in args if k not in params]
     if unknown:
         expected = ", ".join(params) or "none"
-        raise InvalidArguments(show(unknown[0]) if where == "arguments" else f"{where}.{show(unknown[0])}",
-                               f"is not a parameter of this tool (expected: {expected})")
+        raise InvalidArguments(_join(where, unknown[0]), f"is not a parameter of this tool (expected: {expected})")
     out: dict[str, Any] = {}
     for name, p in params.items():
-        label = repr(name) if where == "arguments" else f"{where}.{name}"
+        label = _join(where, name)
         if args.get(name) is None:
             if p.required:
                 raise InvalidArguments(label, "is required")
