@@ -120,15 +120,28 @@ def _status_style(status: str) -> str:
 
 
 @app.command()
-def show(task_id: str, as_json: JsonOpt = False) -> None:
+def show(task_id: str,
+         tools_only: bool = typer.Option(False, "--tools", help="Print only the task's tools, in --format."),
+         fmt: str = typer.Option("mcp", "--format",
+                                 help="Tool format with --tools: openai | anthropic | gemini | mcp."),
+         as_json: JsonOpt = False) -> None:
     """Show one task: prompt, tools, metadata, validation record."""
     from envhub import families
     from envhub.tasks.catalog import Catalog
+    from envhub.tools import FORMATS, as_format
 
     catalog = Catalog(get_settings().tasks_dir)
     task = catalog.get(task_id)
     record = task.validation_record() or {}
-    tools = [t.name for t in families.load([task.family])[task.family].tool_specs()]
+    specs = families.load([task.family])[task.family].task_tool_specs(task)
+    if tools_only:
+        if fmt not in FORMATS:
+            from envhub.errors import RequestError
+
+            raise RequestError(f"unknown --format {fmt!r}; formats are: {', '.join(FORMATS)}")
+        _print_json(as_format(specs, fmt))
+        return
+    tools = [t.name for t in specs]
     info = {"id": task.id, "env": task.family, "title": task.config.title, "difficulty": task.config.difficulty,
             "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
             "tools": tools, "validation": {"status": catalog.status(task), **{k: v for k, v in record.items()
@@ -279,8 +292,13 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
           per_family: int = typer.Option(0, help="A seeded draw of this many validated tasks per family."),
           seed: int = typer.Option(0, help="Seed for --per-family."),
           url: str = typer.Option(None, help="Server or pool URL; default: start one in-process."),
+          harness: str = typer.Option("plain", help="Harness skin to play through, or `all` (every skin that "
+                                                     "can present each task's family)."),
           as_json: JsonOpt = False) -> None:
-    """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0."""
+    """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0.
+
+    With a harness skin the oracle, written once against the family's own tools, is expressed as
+    that skin's calls: the same reward through every skin proves a skin loses nothing."""
     from envhub import families
     from envhub.client import EnvClient
     from envhub.tasks.catalog import Catalog
@@ -303,25 +321,27 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
         base = url or stack.enter_context(
             _local_server(settings.model_copy(update={"families": needed, "store_enabled": False})))
         client = stack.enter_context(EnvClient(base))
+        skins = {fam: _skins_for(client, fam, harness) for fam in needed}
         with _progress(quiet=as_json) as progress:
-            bar = progress.add_task("episodes", total=2 * len(tasks))
+            bar = progress.add_task("episodes", total=2 * sum(len(skins[t.family]) for t in tasks))
             for task in tasks:
-                for agent in ("oracle", "noop"):
-                    progress.update(bar, description=f"{task.id} {agent}")
-                    rows.append(_smoke_episode(client, task, agent, loaded[task.family]))
-                    progress.advance(bar)
-                    r = rows[-1]
-                    _log_line(progress, as_json, f"{task.id} {agent}: reward {r['reward']:g} "
-                                                 f"{'ok' if r['ok'] else 'BAD'} in {r['seconds']:.1f} s")
+                for skin in skins[task.family]:
+                    for agent in ("oracle", "noop"):
+                        progress.update(bar, description=f"{task.id} {agent} ({skin})")
+                        rows.append(_smoke_episode(client, task, agent, loaded[task.family], skin))
+                        progress.advance(bar)
+                        r = rows[-1]
+                        _log_line(progress, as_json, f"{task.id} {agent} ({skin}): reward {r['reward']:g} "
+                                                     f"{'ok' if r['ok'] else 'BAD'} in {r['seconds']:.1f} s")
     bad = [r for r in rows if not r["ok"]]
     timings = _timings([(r["task_id"], r["seconds"]) for r in rows])
     if as_json:
         _print_json({"episodes": rows, "failed": len(bad), "timings": timings})
     else:
-        table = Table("task", "agent", "reward", "failure class", "want", "s", "", title=f"{len(rows)} episodes "
-                      f"through {url or 'an in-process server'}: {len(rows) - len(bad)} as expected")
+        table = Table("task", "agent", "harness", "reward", "failure class", "want", "s", "", title=f"{len(rows)} "
+                      f"episodes through {url or 'an in-process server'}: {len(rows) - len(bad)} as expected")
         for r in rows:
-            table.add_row(r["task_id"], r["agent"], f"{r['reward']:g}", r["failure_class"], r["want"],
+            table.add_row(r["task_id"], r["agent"], r["harness"], f"{r['reward']:g}", r["failure_class"], r["want"],
                           f"{r['seconds']:.1f}", "[green]ok[/green]" if r["ok"] else f"[red]BAD[/red] {r['detail']}")
         console.print(table)
         _print_timings(timings, "episode time per family (SWE: per language)", "episodes")
@@ -341,18 +361,28 @@ def _log_line(progress: Progress, quiet: bool, line: str) -> None:
         progress.console.print(line, markup=False, highlight=False)
 
 
-def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str, Any]:
+def _skins_for(client: Any, family: str, harness: str) -> list[str]:
+    """The skins to smoke `family` through: the one named, or with `all` every one that can present it."""
+    if harness != "all":
+        return [harness]
+    info = next(e for e in client.envs() if e["name"] == family)
+    return [name for name, why in info.get("harnesses", {"plain": None}).items() if why is None]
+
+
+def _smoke_episode(client: Any, task: Any, agent: str, family: Any, harness: str = "plain") -> dict[str, Any]:
     """One episode; ok when the verdict is judged (failure class ok) with the reward the agent deserves."""
+    from envhub import harness as skins
     from envhub.errors import EnvError, EnvhubError
     from envhub.validate.core import deserved
 
     started = time.monotonic()
     want_pass = agent == "oracle" or task.config.null_expected == "pass"
-    row = {"task_id": task.id, "agent": agent, "want": "pass" if want_pass else "fail", "reward": 0.0,
-           "failure_class": "", "detail": "", "ok": False}
+    row = {"task_id": task.id, "agent": agent, "harness": harness, "want": "pass" if want_pass else "fail",
+           "reward": 0.0, "failure_class": "", "detail": "", "ok": False}
     try:
-        actions = family.oracle_actions(task) if agent == "oracle" else []
-        with client.session(task.family, task_id=task.id) as session:
+        skin = skins.make(harness)
+        actions = [c for a in family.oracle_actions(task) for c in skin.express(a, {})] if agent == "oracle" else []
+        with client.session(task.family, task_id=task.id, harness=harness) as session:
             for action in actions:
                 step = session.step(action)
                 if step.failure == "env_error":

@@ -143,6 +143,10 @@ class Family(ABC):
         """Every tool the family's environments offer, in MCP's shape, for the registry
         (`Tool.spec()` of the declarations its environments return from `tools()`)."""
 
+    def task_tool_specs(self, task: Task) -> list[ToolSpec]:
+        """The tools a session of `task` offers (by default the family's whole list)."""
+        return self.tool_specs()
+
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         """The reference solution as tool calls; by default `solution/actions.json`."""
         path = task.solution_dir / "actions.json"

@@ -63,7 +63,9 @@ class ResetRequest(BaseModel):
     env: str = Field(description="Environment family, e.g. `terminal`.")
     task_id: str | None = Field(default=None, description="Task to load; a random task of `env` if omitted.")
     seed: int | None = Field(default=None, ge=0, description="Seed for task sampling and the environment.")
-    harness: str | None = Field(default=None, description="Tool-schema skin; `plain` by default.")
+    harness: str | None = Field(default=None, max_length=64, description=(
+        "Tool-schema skin (`plain` by default): `mcp`, `openhands`, `claude-code`, `codex`, `swe-agent`; "
+        "/v1/envs says which can present each environment."))
     lease_s: float | None = Field(default=None, gt=0, le=86_400, description="Idle lease; renewed by each call.")
     policy_version: str | None = Field(default=None, max_length=128, description="Recorded with the episode.")
 
@@ -175,6 +177,8 @@ class EnvInfo(_Response):
     validated: int
     rejected: int
     tools: list[ToolSpec]
+    harnesses: dict[str, str | None] = Field(default_factory=dict, description=(
+        "Each harness skin a reset may ask for: null when it can present this environment, else why not."))
 
 
 class EnvList(_Response):

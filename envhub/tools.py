@@ -383,3 +383,51 @@ def find(tools: list[Tool], name: str) -> Tool:
         if t.name == name:
             return t
     raise AgentError(f"unknown tool {show(name)}; tools are: {', '.join(t.name for t in tools)}")
+
+
+# -- the same tools in model providers' formats ----------------------------------------------------
+
+FORMATS = ("openai", "anthropic", "gemini", "mcp")
+_GEMINI_KEYS = {"type", "format", "description", "nullable", "enum", "maxItems", "minItems", "properties", "required",
+                "minimum", "maximum", "minLength", "maxLength", "pattern", "items", "anyOf"}
+
+
+def as_format(specs: list[ToolSpec], fmt: str) -> list[dict[str, Any]]:
+    """Tools as OpenAI function calling, Anthropic tool use, Gemini function declarations or MCP
+    `tools/list` entries: one declaration, every provider's shape."""
+    if fmt == "openai":
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.input_schema}} for t in specs]
+    if fmt == "anthropic":
+        return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in specs]
+    if fmt == "gemini":
+        return [{"name": t.name, "description": t.description, "parameters": _gemini(t.input_schema)} for t in specs]
+    if fmt == "mcp":
+        return [t.model_dump(by_alias=True) for t in specs]
+    raise ValueError(f"unknown format {fmt!r}; formats are: {', '.join(FORMATS)}")
+
+
+def _gemini(schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema → Gemini's OpenAPI-subset Schema (upper-case types, `nullable`, no unknown keywords)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            types = value if isinstance(value, list) else [value]
+            real = [t for t in types if t != "null"]
+            if len(real) == 1:
+                out["type"] = real[0].upper()
+            elif real:
+                out["anyOf"] = [{"type": t.upper()} for t in real]
+            if "null" in types:
+                out["nullable"] = True
+        elif key == "exclusiveMinimum":
+            out["minimum"] = value
+        elif key == "properties":
+            out[key] = {k: _gemini(v) for k, v in value.items()}
+        elif key == "items":
+            out[key] = _gemini(value)
+        elif key == "enum":
+            out[key] = [str(v) for v in value if v is not None]
+        elif key in _GEMINI_KEYS:
+            out[key] = value
+    return out

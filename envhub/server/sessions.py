@@ -21,6 +21,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Protocol
 
+from envhub import harness
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family
 from envhub.errors import (
@@ -33,6 +34,7 @@ from envhub.errors import (
     RequestError,
     Unavailable,
 )
+from envhub.harness import Skin
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
 from envhub.spec import (
@@ -86,7 +88,10 @@ class Session:
     step_count: int = 0
     done: bool = False
     broken: EnvError | None = None
+    #: The harness skin's tools (what the agent calls) and the family's own (what the skin calls).
     tools: dict[str, Tool] = field(default_factory=dict)
+    canonical: dict[str, Tool] = field(default_factory=dict)
+    skin: Skin | None = None
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     answers: OrderedDict[str, StepResult] = field(default_factory=OrderedDict)
@@ -196,6 +201,8 @@ class SessionManager:
                                          session_id=sid))
             async with asyncio.timeout(task.config.limits.step_timeout_s + STEP_GRACE_S):
                 observation = await env.reset(task=task, seed=req.seed)
+            canonical = {t.name: t for t in env.tools()}
+            skin = harness.open_skin(req.harness or "plain", family.name, canonical)
         except BaseException as exc:
             if env is not None:
                 with contextlib.suppress(Exception):
@@ -209,10 +216,11 @@ class SessionManager:
             raise EnvError(f"reset of {task.id} failed: {exc}") from exc
         finally:
             self._reserved -= 1
-        tools = env.tools()
+        tools = skin.tools(canonical)
         session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
-                          lease_s=req.lease_s or self.settings.lease_s, harness=req.harness or "plain",
-                          policy_version=req.policy_version, tools={t.name: t for t in tools})
+                          lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
+                          policy_version=req.policy_version, tools={t.name: t for t in tools}, canonical=canonical,
+                          skin=skin)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.SESSIONS.labels(family.name).inc()
@@ -269,7 +277,8 @@ class SessionManager:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
             async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
-                obs = await session.env.step(call)
+                assert session.skin is not None
+                obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c))
             failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
         except AgentError as e:
             obs, failure = _agent_error(e), FailureClass.agent_error
@@ -288,6 +297,12 @@ class SessionManager:
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
                 FailureClass.env_error
         return self._answer(session, action, obs, failure, started)
+
+    @staticmethod
+    async def _canonical(session: Session, call: ToolCall) -> Observation:
+        """One call of the family's own tools, on a skin's behalf, checked against their declarations."""
+        tool = session.canonical.get(call.tool) or find(list(session.canonical.values()), call.tool)
+        return await session.env.step(ToolCall(tool=tool.name, arguments=tool.check(call.arguments)))
 
     def _answer(self, session: Session, action: ToolCall, obs: Observation, failure: FailureClass, started: float,
                 truncated: bool = False) -> StepResult:

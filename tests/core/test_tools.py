@@ -105,3 +105,35 @@ def test_nested_errors_name_the_path() -> None:
 
 def test_encodable_escapes_lone_surrogates_only() -> None:
     assert encodable({"k\ud800": ["한국어", "x\udfff"]}) == {"k\\ud800": ["한국어", "x\\udfff"]}
+
+
+@pytest.mark.parametrize("fmt", ["openai", "anthropic", "gemini", "mcp"])
+def test_one_declaration_in_every_providers_format(fmt: str) -> None:
+    from envhub.tools import as_format
+
+    specs = [t.spec() for t in TOOLS]
+    out = as_format(specs, fmt)
+    assert len(out) == len(specs)
+    first = {"openai": lambda d: d["function"]["parameters"], "anthropic": lambda d: d["input_schema"],
+             "gemini": lambda d: d["parameters"], "mcp": lambda d: d["inputSchema"]}[fmt]
+    for spec, entry in zip(specs, out, strict=True):
+        schema = first(entry)
+        if fmt == "gemini":  # Gemini's schema subset: upper-case types, no keywords it rejects
+            text = str(schema)
+            assert "additionalProperties" not in text and "exclusiveMinimum" not in text
+            assert schema["type"] == "OBJECT"
+            for p in schema["properties"].values():
+                assert p.get("type", "STRING").isupper() or "anyOf" in p
+        else:
+            assert schema == spec.input_schema
+
+
+def test_a_task_shows_its_own_tools_not_the_familys() -> None:
+    from envhub.config import REPO_ROOT
+    from envhub.tasks.catalog import Catalog
+
+    db = families.load(["db"])["db"]
+    task = Catalog(REPO_ROOT / "tasks").get("db/bank/ask-balance-001")
+    own = {t.name for t in db.task_tool_specs(task)}
+    assert "get_account" in own and "get_employee" not in own  # the bank's tools, not HR's
+    assert own < {t.name for t in db.tool_specs()}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
+from envhub import harness
 from envhub.errors import NotFound
 from envhub.server.deps import HubDep
 from envhub.server.hub import Hub
@@ -27,7 +28,8 @@ def env_info(hub: Hub, name: str) -> EnvInfo:
     statuses = [hub.catalog.status(t) for t in tasks]
     return EnvInfo(name=name, description=family.description, task_count=len(tasks),
                    validated=statuses.count("validated"), rejected=statuses.count("rejected"),
-                   tools=family.tool_specs())
+                   tools=(specs := family.tool_specs()),
+                   harnesses=harness.support(name, {t.name for t in specs}))
 
 
 @router.get("/envs", response_model=EnvList)
