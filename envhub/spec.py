@@ -152,6 +152,13 @@ class ValidationSummary(BaseModel):
     validated_at: datetime | None = None
 
 
+class HarnessStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    episodes: int
+    failure_classes: dict[str, int]
+    mean_reward: float | None = Field(description="Over judged, trainable episodes; null when there are none.")
+
+
 class TaskInfo(_Response):
     """Public facts about a task; never the hidden tests, solution or expected state."""
 
@@ -163,6 +170,9 @@ class TaskInfo(_Response):
     tags: list[str]
     metadata: dict[str, Any]
     validation: ValidationSummary
+    by_harness: dict[str, HarnessStats] = Field(default_factory=dict, description=(
+        "Recorded episodes per harness skin (on a single task's answer): where the rewards differ, a model "
+        "depends on a tool schema."))
 
 
 class TaskList(_Response):

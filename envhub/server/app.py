@@ -11,6 +11,7 @@ from envhub.config import Settings, get_settings
 from envhub.server import problems
 from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
+from envhub.server.mcp import SessionMcp
 from envhub.server.routes import health, openenv, registry, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
@@ -20,11 +21,14 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     settings = settings or get_settings()
     hub = hub or Hub.build(settings)
 
+    mcp = SessionMcp(hub)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await hub.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await hub.stop()
 
@@ -33,6 +37,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     problems.install(app)
     for module in (sessions, ws, registry, health, openenv):
         app.include_router(module.router)
+    app.mount("/v1/sessions/{session_id}/mcp", mcp)  # MCP's streamable HTTP, one endpoint per session
     app.include_router(web_router)  # the registry browser at /
     for mount in hub.extras.get("routers", []):
         app.include_router(mount)

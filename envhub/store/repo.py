@@ -154,6 +154,25 @@ def outcomes(session: Session, *, env: str | None = None, task_id: str | None = 
     return [(utc(c), r, f) for c, r, f in reversed(rows)]  # type: ignore[misc]
 
 
+def by_harness(session: Session, *, env: str | None = None, task_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per harness skin: episodes, their failure classes, and the mean reward of the judged
+    trainable ones (where a model depends on a tool schema, the rewards differ)."""
+    stmt = _filtered(select(EpisodeRow.harness, EpisodeRow.failure_class, func.count(),
+                            func.count(EpisodeRow.reward), func.sum(EpisodeRow.reward)),
+                     env=env, task_id=task_id, failure_class=None).group_by(EpisodeRow.harness, EpisodeRow.failure_class)
+    out: dict[str, dict[str, Any]] = {}
+    for harness, failure, n, judged, total in session.execute(stmt).all():
+        row = out.setdefault(harness, {"episodes": 0, "failure_classes": {}, "judged": 0, "reward_sum": 0.0})
+        row["episodes"] += n
+        row["failure_classes"][failure or "unverified"] = n
+        if failure in ("ok", "agent_error", "agent_timeout"):  # masked classes carry no reward
+            row["judged"] += judged
+            row["reward_sum"] += total or 0.0
+    return {h: {"episodes": r["episodes"], "failure_classes": r["failure_classes"],
+                "mean_reward": round(r["reward_sum"] / r["judged"], 4) if r["judged"] else None}
+            for h, r in sorted(out.items())}
+
+
 def counts_by(session: Session, *, column: str, env: str | None = None) -> dict[str, int]:
     """Episode counts grouped by `env` or `task_id`."""
     col = getattr(EpisodeRow, column)

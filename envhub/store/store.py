@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -75,6 +75,10 @@ class EpisodeStore:
     def latency_samples(self, *, env: str | None = None, task_id: str | None = None) -> dict[str, list[float]]:
         with self._session() as s:
             return repo.latency_samples(s, env=env, task_id=task_id)
+
+    def by_harness(self, *, env: str | None = None, task_id: str | None = None) -> dict[str, dict[str, Any]]:
+        with self._session() as s:
+            return repo.by_harness(s, env=env, task_id=task_id)
 
     def outcomes(self, *, env: str | None = None, task_id: str | None = None) -> list[tuple]:
         with self._session() as s:

@@ -151,3 +151,28 @@ async def test_an_unwritable_event_is_dropped_alone(data_dir: Path, hub_with_sto
         assert store.episode("bad") is None and store.episode(sid) is not None
     finally:
         await hub.stop()
+
+
+async def test_results_are_kept_per_harness(data_dir: Path) -> None:
+    """The store records each episode's skin; the registry shows rewards and classes per skin."""
+    from envhub.server.routes.registry import get_task
+    from envhub.spec import ResetRequest, StepRequest, ToolCall
+    from envhub.web.views import task_page
+
+    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
+    await hub.start()
+    try:
+        m = hub.manager
+        for harness, message in (("plain", "done"), ("plain", "done"), ("mcp", "nope")):
+            c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", harness=harness))
+            await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})))
+            await m.verify(c.session_id)
+            await m.close(c.session_id)
+        assert await hub.store.writer.flush()
+        info = await get_task("echo/say-done", hub)
+        assert {h: (s.episodes, s.mean_reward) for h, s in info.by_harness.items()} == {"plain": (2, 1.0),
+                                                                                      "mcp": (1, 0.0)}
+        assert info.by_harness["mcp"].failure_classes == {"ok": 1}
+        assert task_page(hub, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
+    finally:
+        await hub.stop()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Query
 
 from envhub import harness
 from envhub.errors import NotFound
 from envhub.server.deps import HubDep
 from envhub.server.hub import Hub
-from envhub.spec import EnvInfo, EnvList, TaskInfo, TaskList, ValidationSummary
+from envhub.spec import EnvInfo, EnvList, HarnessStats, TaskInfo, TaskList, ValidationSummary
 from envhub.tasks.model import Task
 
 router = APIRouter(prefix="/v1", tags=["registry"])
@@ -57,4 +59,8 @@ async def get_task(task_id: str, hub: HubDep) -> TaskInfo:
     task = hub.catalog.get(task_id)
     if task.family not in hub.families:
         raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
-    return task_info(hub, task)
+    info = task_info(hub, task)
+    if hub.store is not None:
+        stats = await asyncio.to_thread(hub.store.by_harness, task_id=task.id)
+        info.by_harness = {h: HarnessStats(**r) for h, r in stats.items()}
+    return info
