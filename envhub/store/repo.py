@@ -159,7 +159,8 @@ def by_harness(session: Session, *, env: str | None = None, task_id: str | None 
     trainable ones (where a model depends on a tool schema, the rewards differ)."""
     stmt = _filtered(select(EpisodeRow.harness, EpisodeRow.failure_class, func.count(),
                             func.count(EpisodeRow.reward), func.sum(EpisodeRow.reward)),
-                     env=env, task_id=task_id, failure_class=None).group_by(EpisodeRow.harness, EpisodeRow.failure_class)
+                     env=env, task_id=task_id, failure_class=None)
+    stmt = stmt.group_by(EpisodeRow.harness, EpisodeRow.failure_class)
     out: dict[str, dict[str, Any]] = {}
     for harness, failure, n, judged, total in session.execute(stmt).all():
         row = out.setdefault(harness, {"episodes": 0, "failure_classes": {}, "judged": 0, "reward_sum": 0.0})

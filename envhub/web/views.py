@@ -138,7 +138,8 @@ def task_page(hub: Hub, task_id: str) -> dict[str, Any]:
     samples, _ = _store_read(hub, lambda s: s.latency_samples(task_id=task.id), {})
     recent, _ = _store_read(hub, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
     by_harness, _ = _store_read(hub, lambda s: s.by_harness(task_id=task.id), {})
-    return {"info": info, "by_harness": by_harness, "task": task, "tools": hub.families[task.family].task_tool_specs(task),
+    return {"info": info, "by_harness": by_harness, "task": task,
+            "tools": hub.families[task.family].task_tool_specs(task),
             "limits": task.config.limits.model_dump(), "record": record, "groups": check_groups(record),
             "flake": oracle_flake(record), "latency": latency_summary(samples, len(outcomes)),
             "recent": recent, "episodes": len(outcomes), "store_error": err,
