@@ -37,6 +37,25 @@ TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
 UID_LOCKS = Path("/run/lock/envhub-uids")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+AGENT = "agent"  # the sandbox uid's name inside, whatever the host calls uid 1000
+
+
+def identity_files(dest: Path, uid: int = SANDBOX_UID) -> tuple[Path, Path]:
+    """The host's /etc/passwd and /etc/group with `uid` renamed `agent`: files in the sandbox show
+    as owned by `agent` (`ls -l`, `id`, `whoami`), never by a host account that happens to hold uid 1000."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, line in (("passwd", f"{AGENT}:x:{uid}:{uid}:{AGENT}:{WORKSPACE}:/bin/bash"),
+                       ("group", f"{AGENT}:x:{uid}:")):
+        host = Path("/etc", name).read_text(encoding="utf-8", errors="replace").splitlines()
+        kept = [h for h in host if h.split(":")[0] != AGENT and (h.split(":") + ["", "", ""])[2] != str(uid)]
+        target = dest / name
+        tmp = dest / f".{name}.{os.getpid()}"
+        tmp.write_text("\n".join([*kept, line]) + "\n", encoding="utf-8")
+        tmp.chmod(0o644)
+        tmp.replace(target)  # atomic: a sandbox starting now sees the old or the new file, never half
+        out.append(target)
+    return out[0], out[1]
 
 
 def _descendants(pid: int) -> list[int]:
@@ -266,6 +285,7 @@ class LocalBackend(SandboxBackend):
         self._swept = False
         self._bwrap = shutil.which("bwrap")
         self._cp = shutil.which("cp") or "/bin/cp"
+        self._identity: tuple[Path, Path] | None = None
 
     def check(self) -> None:
         if not self._bwrap:
@@ -350,6 +370,9 @@ class LocalBackend(SandboxBackend):
             "--size", str(spec.limits.file_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--ro-bind" if spec.read_only_workspace else "--bind", str(workspace), WORKSPACE,
         ]
+        if self._identity is None:
+            self._identity = identity_files(self.root / "etc")
+        argv += ["--ro-bind", str(self._identity[0]), "/etc/passwd", "--ro-bind", str(self._identity[1]), "/etc/group"]
         for state in TOOLCHAIN_STATE:  # toolchains whose /usr files point outside /usr
             if os.path.isdir(state):
                 argv += ["--ro-bind", state, state]
