@@ -504,12 +504,22 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
 
 
 @import_app.command("harbor")
-def import_harbor(src: Path, dest: Path = typer.Option(None, help="Tasks root (default: the hub's).")) -> None:
-    """Turn a Harbor / Terminal-Bench task folder into an envhub terminal task."""
+def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Terminal-Bench task folders.")],
+                  dest: Path = typer.Option(None, help="Tasks root (default: the hub's)."),
+                  replay: bool = typer.Option(True, help="Replay the Dockerfile's RUN steps offline in a sandbox.")
+                  ) -> None:
+    """Turn Harbor / Terminal-Bench task folders into envhub terminal tasks; prints every
+    Dockerfile step that could not be replayed."""
     from envhub.tasks.harbor import import_harbor as do_import
+    from envhub.tasks.model import Task
 
-    out = do_import(src, dest or get_settings().tasks_dir)
-    console.print(f"imported {src} → {out}")
+    ids = []
+    for src in srcs:
+        out = do_import(src, dest or get_settings().tasks_dir, replay_steps=replay,
+                        log=lambda line: console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True))
+        console.print(f"imported {src} → {out}")
+        ids.append(Task.load(out).id)
+    console.print("next: envhub validate " + " ".join(ids))
 
 
 @import_app.command("swebench")

@@ -36,6 +36,7 @@ from typing import Any
 
 from envhub.sandbox.base import WORKSPACE, SandboxLimits, SandboxSpec
 
+SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # $PATH in an ENV
 DOCKER_FILES = {"Dockerfile", "docker-compose.yaml", "docker-compose.yml", ".dockerignore"}
 #: Images whose `RUN` steps are Debian/Ubuntu shell commands (the host here is Debian).
 DEBIAN_LIKE = re.compile(r"debian|ubuntu|bookworm|bullseye|buster|trixie|jammy|noble|focal|"
@@ -133,7 +134,7 @@ def _logical_lines(text: str) -> list[str]:
                     break
                 body.append(more)
             whole += "\n" + "\n".join(body) + "\n" + m.group(2)
-        out.append(whole if whole.upper().startswith("RUN") else " ".join(whole.split()))
+        out.append(whole if "\n" in whole else " ".join(whole.split()))
     if buf.strip():
         out.append(buf.strip())
     return out
@@ -211,6 +212,9 @@ def needs_network(part: str) -> str | None:
         return cmd
     if cmd in NETWORK_SUB and (sub in NETWORK_SUB[cmd] or (cmd == "go" and sub == "mod" and "download" in words)):
         return f"{cmd} {sub}".strip()
+    if cmd == "rm" and all(re.match(r"^(-\w+|/var/lib/apt/lists\S*|/var/cache/\S*|/root/\.cache\S*)$", w)
+                           for w in words[1:]):
+        return "package cache clean-up"
     if re.search(r"(^|[\s|;(`$])(curl|wget)\s", part):
         return "a download"
     return None
@@ -249,13 +253,27 @@ def replay(plan: DockerPlan, context: Path, state: Path, *, limits: SandboxLimit
 
     def note(line: str) -> None:
         out.notes.append(line)
-        log(f"not replayed: {line}")
+        log(line)
 
     note_list = list(plan.unsupported)
     for line in note_list:
         note(f"{line}: not supported (multi-stage or remote source)")
     workdir = PurePosixPath(plan.workdir)
     skip = DOCKER_FILES | set(exclude)
+    runner = _Runner(state, limits, step_timeout_s) if plan.debian_like and any(
+        s.op == "RUN" for s in plan.steps) else None
+    final, state = state, runner.work if runner else state  # RUN steps need a folder the sandbox uid can reach
+    try:
+        _replay_steps(plan, context, state, workdir, skip, runner, out, note, log)
+    finally:
+        if runner is not None:
+            runner.close(final)
+    return out
+
+
+def _replay_steps(plan: DockerPlan, context: Path, state: Path, workdir: PurePosixPath, skip: set[str],
+                  runner: _Runner | None, out: Replay, note: Callable[[str], None],
+                  log: Callable[[str], None]) -> None:
     if not plan.copies:
         for p in sorted(context.iterdir()) if context.is_dir() else []:
             if p.name not in skip:
@@ -266,34 +284,27 @@ def replay(plan: DockerPlan, context: Path, state: Path, *, limits: SandboxLimit
     cwd = PurePosixPath("/")
     args: dict[str, str] = {}
     shell = ["/bin/sh", "-c"]
-    runner = _Runner(state, limits, step_timeout_s, plan.workdir)
-    try:
-        for step in plan.steps:
-            if step.op == "WORKDIR":
-                cwd = cwd / _expand(step.args.strip("\"'"), {**args, **out.env})
-                if cwd.is_relative_to(workdir):
-                    (state / cwd.relative_to(workdir)).mkdir(parents=True, exist_ok=True)
-            elif step.op in ("ENV", "ARG"):
-                for k, v in _assignments(step.args, step.op).items():
-                    value = _expand(v, {"PATH": os.environ.get("PATH", ""), **args, **out.env})
-                    (out.env if step.op == "ENV" else args)[k] = value
+    for step in plan.steps:
+        if step.op == "WORKDIR":
+            cwd = cwd / _expand(step.args.strip("\"'"), {**args, **out.env})
+            if cwd.is_relative_to(workdir):
+                (state / cwd.relative_to(workdir)).mkdir(parents=True, exist_ok=True)
+        elif step.op in ("ENV", "ARG"):
+            for k, v in _assignments(step.args, step.op).items():
+                value = _expand(v, {"PATH": SANDBOX_PATH, **args, **out.env})
+                (out.env if step.op == "ENV" else args)[k] = value
+            out.replayed.append(step.raw)
+        elif step.op in ("COPY", "ADD"):
+            if _copy_step(step, context, state, workdir, cwd, skip, note):
                 out.replayed.append(step.raw)
-            elif step.op in ("COPY", "ADD"):
-                done = _copy_step(step, context, state, workdir, cwd, skip, note)
-                if done:
-                    out.replayed.append(step.raw)
-            elif step.op == "SHELL":
-                with_shell = copy_args(step.args)
-                shell = with_shell or shell
-            elif step.op == "RUN":
-                _run_step(step, plan, runner, shell, cwd, {**args, **out.env}, out, note, log)
-            elif step.op in ("LABEL", "EXPOSE", "MAINTAINER"):
-                continue  # no effect on files or behaviour
-            else:
-                note(f"{step.raw}: not replayed ({step.op} has no equivalent in the sandbox)")
-    finally:
-        runner.close()
-    return out
+        elif step.op == "SHELL":
+            shell = copy_args(step.args) or shell
+        elif step.op == "RUN":
+            _run_step(step, plan, runner, shell, cwd, {**args, **out.env}, out, note, log)
+        elif step.op in ("LABEL", "EXPOSE", "MAINTAINER"):
+            continue  # no effect on files or behaviour
+        else:
+            note(f"{step.raw}: not replayed ({step.op} has no equivalent in the sandbox)")
 
 
 def _assignments(args: str, op: str) -> dict[str, str]:
@@ -354,9 +365,9 @@ def _copy_any(src: Path, dest: Path, skip: set[str] = frozenset()) -> None:  # t
         shutil.copy2(src, dest)
 
 
-def _run_step(step: Step, plan: DockerPlan, runner: _Runner, shell: list[str], cwd: PurePosixPath,
+def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[str], cwd: PurePosixPath,
               env: dict[str, str], out: Replay, note: Callable[[str], None], log: Callable[[str], None]) -> None:
-    if not plan.debian_like:
+    if runner is None:
         note(f"{step.raw}: not replayed (base image {plan.base_images[-1] if plan.base_images else '?'} "
              "is not Debian/Ubuntu-based)")
         return
@@ -365,10 +376,6 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner, shell: list[str], c
     if script_heredoc:  # `RUN <<EOF` runs the heredoc's lines as the script
         command = script_heredoc.group(3)
     workdir = PurePosixPath(plan.workdir)
-    if not cwd.is_relative_to(workdir):
-        note(f"{step.raw}: not replayed (it works in {cwd}, outside the work dir {workdir}; only the work dir "
-             "becomes the workspace)")
-        return
     kept: list[str] = []
     for part in split_run(command):
         why = needs_network(part)
@@ -380,10 +387,15 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner, shell: list[str], c
         missing = [p for p in pkgs if p not in have]
         host = (f"; on this host: {', '.join(have) or 'none'} installed"
                 + (f", missing: {', '.join(missing)}" if missing else "")) if pkgs else ""
-        note(f"RUN {_clip(part)}: not replayed (needs the network: {why}){host}")
+        reason = "nothing to replay" if why == "package cache clean-up" else "needs the network"
+        note(f"RUN {_clip(part)}: not replayed ({reason}: {why}){host}")
     if not kept:
         return
     script = " && ".join(kept)
+    if not cwd.is_relative_to(workdir):
+        note(f"RUN {_clip(script)}: not replayed (it works in {cwd}, outside the work dir {workdir}; only the "
+             "work dir becomes the workspace)")
+        return
     inside = PurePosixPath(WORKSPACE) / cwd.relative_to(workdir)
     res = runner.run(shell, remap(script, {plan.workdir: WORKSPACE}), str(inside),
                      {k: remap(v, {plan.workdir: WORKSPACE}) for k, v in env.items()})
@@ -398,37 +410,34 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner, shell: list[str], c
 
 
 class _Runner:
-    """Runs RUN steps in the local bubblewrap backend over `state` (made reachable by the sandbox
-    uid: a world-traversable scratch folder holds it while steps run)."""
+    """Runs RUN steps in the local bubblewrap backend over `work`, a world-traversable scratch
+    folder (the sandbox uid must reach it), moved to the task's state/ at the end."""
 
-    def __init__(self, state: Path, limits: SandboxLimits, timeout_s: float, workdir: str) -> None:
-        self.state, self.limits, self.timeout_s, self.workdir = state, limits, timeout_s, workdir
-        self._scratch: Path | None = None
+    def __init__(self, state: Path, limits: SandboxLimits, timeout_s: float) -> None:
+        self.limits, self.timeout_s = limits, timeout_s
+        self.scratch = Path(tempfile.mkdtemp(prefix="envhub-replay-", dir="/var/tmp"))
+        self.scratch.chmod(0o755)
+        self.work = self.scratch / "state"
+        self.work.mkdir()
 
     def run(self, shell: list[str], script: str, cwd: str, env: dict[str, str]) -> Any:
         from envhub.sandbox.local import LocalBackend
 
-        if self._scratch is None:
-            self._scratch = Path(tempfile.mkdtemp(prefix="envhub-replay-", dir="/var/tmp"))
-            self._scratch.chmod(0o755)
-            shutil.move(str(self.state), self._scratch / "state")
-        backend = LocalBackend(self._scratch / "sandboxes")
-        spec = SandboxSpec(template=self._scratch / "state", limits=self.limits, workdir=WORKSPACE,
-                           env={"HOME": "/tmp", **env})
+        backend = LocalBackend(self.scratch / "sandboxes")
+        spec = SandboxSpec(template=self.work, limits=self.limits, workdir=WORKSPACE, env={"HOME": "/tmp", **env})
         argv = [*shell, f"mkdir -p {shlex.quote(cwd)} && cd {shlex.quote(cwd)} && {{\n{script}\n}}"]
         return _run_coroutine(backend.run_once(spec, argv, timeout_s=self.timeout_s, max_output=8000))
 
-    def close(self) -> None:
-        if self._scratch is None:
-            return
-        moved = self._scratch / "state"
-        uid, gid = os.geteuid(), os.getegid()
-        if os.geteuid() == 0:  # the sandbox uid owned it while steps ran
-            for dirpath, dirnames, filenames in os.walk(moved):
-                for name in [".", *dirnames, *filenames]:
-                    os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-        shutil.move(str(moved), self.state)
-        shutil.rmtree(self._scratch, ignore_errors=True)
+    def close(self, final: Path) -> None:
+        try:
+            if os.geteuid() == 0:  # the sandbox uid owned it while steps ran
+                uid, gid = os.geteuid(), os.getegid()
+                for dirpath, dirnames, filenames in os.walk(self.work):
+                    for name in [".", *dirnames, *filenames]:
+                        os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+            shutil.copytree(self.work, final, symlinks=True, dirs_exist_ok=True)
+        finally:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
