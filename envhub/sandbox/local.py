@@ -37,6 +37,9 @@ TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
 UID_LOCKS = Path("/run/lock/envhub-uids")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
+#: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).
+UNLIMITED_MB = 1 << 40
 AGENT = "agent"  # the sandbox uid's name inside, whatever the host calls uid 1000
 
 
@@ -99,7 +102,8 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None):
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
+        space = resource.RLIM_INFINITY if limits.memory_mb >= UNLIMITED_MB else limits.memory_mb * mb
+        resource.setrlimit(resource.RLIMIT_AS, (space, space))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
