@@ -16,6 +16,7 @@ from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.dockerfile import needs_network, split_run
 from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
+from envhub.validate.core import Validator
 from environments.terminal.env import TerminalFamily
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
@@ -349,3 +350,70 @@ async def test_a_verify_that_hangs_is_cut_at_the_tasks_limit(make_settings, tmp_
         await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
     assert "did not finish within the task's verifier limit of 3 s" in v.checks[0].message
+
+
+# -- validation: the harness control, and tasks validated concurrently ------------------------------
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_harness_that_cannot_run_under_the_limits_is_task_invalid(make_settings, tmp_path: Path) -> None:
+    """ThreadSanitizer cannot reserve its address space under the verifier's RLIMIT_AS: the oracle
+    scores 0 there. The control (the same state judged with the limit lifted) passes, so the task is
+    invalid as served, and an episode on it is `task_invalid`, never a trainable 0. A task whose oracle
+    simply fails gets no such verdict (the control fails too)."""
+    root = tmp_path / "tasks"
+    tsan = Task.load(import_harbor(FIXTURES / "harbor" / "c-tsan-counter", root))
+    broken_src = tmp_path / "broken"
+    shutil.copytree(SAMPLE, broken_src)
+    (broken_src / "solution" / "solve.sh").write_text("#!/bin/bash\necho '{}' > /app/stats.json\n")
+    broken = Task.load(import_harbor(broken_src, root))
+    h = Hub.build(make_settings(root))
+    await h.start()
+    validator = Validator(h, runs=1)
+    try:
+        report = await validator.validate(tsan)
+        assert report.status == "rejected"
+        oracle = next(f for f in report.findings if f.check == "oracle:run1")
+        assert not oracle.ok and "ThreadSanitizer" in oracle.detail
+        harness = next(f for f in report.findings if f.check == "harness")
+        assert not harness.ok and "passes with the address-space limit lifted" in harness.detail
+        assert tsan.validation_record()["task_invalid"] == harness.detail
+
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=tsan.id))
+        for call in TerminalFamily().oracle_actions(tsan):
+            await h.manager.step(s.session_id, StepRequest(action=call))
+        v = await h.manager.verify(s.session_id)
+        assert (v.failure_class, v.trainable) == ("task_invalid", False), v
+        assert "cannot run under the sandbox limits" in v.detail
+
+        report = await validator.validate(broken)
+        assert report.status == "rejected" and not report.task_invalid
+        assert [f.check for f in report.findings if not f.ok] == ["oracle:run1"]
+        assert "task_invalid" not in broken.validation_record()
+    finally:
+        validator.close()
+        await h.stop()
+
+
+def _record_content(task: Task) -> dict:
+    record = task.validation_record() or {}
+    return {k: v for k, v in record.items() if k not in ("validated_at", "seconds")}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_validate_jobs_gives_the_same_reports_and_records(make_settings, tmp_path: Path) -> None:
+    from envhub.cli import _validate
+
+    root = tmp_path / "tasks"
+    tasks = [Task.load(import_harbor(SAMPLE, root)),
+             Task.load(import_harbor(FIXTURES / "terminal-bench" / "csv-totals", root))]
+    settings = make_settings(root)
+
+    async def run(jobs: int) -> tuple[list, list]:
+        reports = await _validate(settings, tasks, 1, True, quiet=True, jobs=jobs)
+        return [(r.task_id, r.status, [(f.check, f.ok) for f in r.findings]) for r in reports], \
+            [_record_content(t) for t in tasks]
+
+    one = await run(1)
+    two = await run(2)
+    assert [r[0] for r in two[0]] == [t.id for t in tasks]  # the tasks' order, whatever finished first
+    assert all(r[1] == "validated" for r in two[0]), two[0]
+    assert two == one
