@@ -516,16 +516,20 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
 @import_app.command("harbor")
 def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Terminal-Bench task folders.")],
                   dest: Path = typer.Option(None, help="Tasks root (default: the hub's)."),
-                  replay: bool = typer.Option(True, help="Replay the Dockerfile's RUN steps offline in a sandbox.")
-                  ) -> None:
+                  replay: str = typer.Option("local", help="How the Dockerfile's RUN steps are replayed (offline): "
+                                             "local (a bubblewrap sandbox), docker (build the image on envhub's "
+                                             "sandbox image) or none (files only).")) -> None:
     """Turn Harbor / Terminal-Bench task folders into envhub terminal tasks; prints every
     Dockerfile step that could not be replayed."""
     from envhub.tasks.harbor import import_harbor as do_import
     from envhub.tasks.model import Task
 
+    if replay not in ("local", "docker", "none"):
+        raise typer.BadParameter(f"--replay is local, docker or none, not {replay!r}")
     ids = []
     for src in srcs:
-        out = do_import(src, dest or get_settings().tasks_dir, replay_steps=replay,
+        out = do_import(src, dest or get_settings().tasks_dir,
+                        replay_steps={"local": True, "docker": "docker", "none": False}[replay],
                         log=lambda line: console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True))
         console.print(f"imported {src} → {out}")
         ids.append(Task.load(out).id)

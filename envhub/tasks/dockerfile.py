@@ -20,6 +20,7 @@ Only Debian/Ubuntu-based images are replayed: their `RUN` steps mean the same on
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import re
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from envhub.errors import EnvError
 from envhub.sandbox.base import WORKSPACE, SandboxLimits, SandboxSpec
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # $PATH in an ENV
@@ -194,6 +196,13 @@ def split_run(command: str) -> list[str]:
 
 def _unquoted(command: str) -> str:
     return re.sub(r"'[^']*'|\"(?:\\.|[^\"\\])*\"", "''", command)
+
+
+def run_command(step: Step) -> str:
+    """A RUN step's shell command: exec form joined, `RUN <<EOF` heredoc scripts unwrapped."""
+    command = shlex.join(copy_args(step.args)) if step.args.startswith("[") else step.args
+    script = re.match(r"<<-?\s*(['\"]?)(\w+)\1\s*\n(.*)\n\2$", command, re.S)
+    return script.group(3) if script else command
 
 
 def needs_network(part: str) -> str | None:
@@ -371,10 +380,7 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[
         note(f"{step.raw}: not replayed (base image {plan.base_images[-1] if plan.base_images else '?'} "
              "is not Debian/Ubuntu-based)")
         return
-    command = shlex.join(copy_args(step.args)) if step.args.startswith("[") else step.args
-    script_heredoc = re.match(r"<<-?\s*(['\"]?)(\w+)\1\s*\n(.*)\n\2$", command, re.S)
-    if script_heredoc:  # `RUN <<EOF` runs the heredoc's lines as the script
-        command = script_heredoc.group(3)
+    command = run_command(step)
     workdir = PurePosixPath(plan.workdir)
     kept: list[str] = []
     for part in split_run(command):
@@ -460,3 +466,101 @@ def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:
     if "error" in box:
         raise box["error"]
     return box["value"]
+
+
+# -- the Docker backend's replay: build the image ---------------------------------------------------
+FAILED_LOG = "/tmp/.envhub-replay-failed"
+
+
+def docker_build_file(plan: DockerPlan, image: str, note: Callable[[str], None]) -> tuple[str, dict[int, str]]:
+    """The task's Dockerfile rebuilt on envhub's sandbox image (the only images here: nothing can be
+    pulled): WORKDIR/ENV/ARG/COPY/ADD as written, each RUN without its network parts and never
+    stopping the build (a failed RUN is logged, by number, in FAILED_LOG). Returns the text and the
+    RUN scripts by number."""
+    lines = [f"FROM {image}", "USER root", f"RUN rm -f {FAILED_LOG}"]
+    runs: dict[int, str] = {}
+    for line in plan.unsupported:
+        note(f"{line}: not supported (multi-stage or remote source)")
+    for step in plan.steps:
+        if step.op in ("WORKDIR", "ENV", "ARG", "COPY", "ADD", "SHELL"):
+            lines.append(step.raw)
+        elif step.op == "RUN":
+            if not plan.debian_like:
+                note(f"{step.raw}: not replayed (base image {plan.base_images[-1] if plan.base_images else '?'} "
+                     "is not Debian/Ubuntu-based)")
+                continue
+            command = run_command(step)
+            kept = []
+            for part in split_run(command):
+                why = needs_network(part)
+                if why is None:
+                    kept.append(part)
+                else:
+                    note(f"RUN {_clip(part)}: not replayed (needs the network: {why})")
+            if kept:
+                n = len(runs) + 1
+                runs[n] = " && ".join(kept)
+                script = runs[n].replace("\n", "\\n")
+                lines.append(f"RUN ( {runs[n]} ) || echo {n} >> {FAILED_LOG}" if "\n" not in runs[n] else
+                             f"RUN printf '%b' {shlex.quote(script)} > /tmp/.envhub-run-{n}.sh && "
+                             f"( sh /tmp/.envhub-run-{n}.sh || echo {n} >> {FAILED_LOG} )")
+        elif step.op not in ("LABEL", "EXPOSE", "MAINTAINER"):
+            note(f"{step.raw}: not replayed ({step.op} has no equivalent in the sandbox)")
+    return "\n".join(lines) + "\n", runs
+
+
+def replay_docker(plan: DockerPlan, context: Path, state: Path, *, exclude: set[str] = frozenset(),  # type: ignore[assignment]
+                  log: Callable[[str], None] = lambda _: None) -> Replay:
+    """Build the task's image with the Docker engine (BuildKit, no network) on envhub's sandbox
+    image, then copy its work dir out into `state`."""
+    from envhub.sandbox.docker import DockerSettings
+
+    cfg = DockerSettings()
+    out = Replay(state_from=f"the work dir of the image built on {cfg.image}")
+
+    def note(line: str) -> None:
+        out.notes.append(line)
+        log(line)
+
+    text, runs = docker_build_file(plan, cfg.image, note)
+    tag = f"envhub-harbor-replay:{os.getpid()}-{abs(hash(str(context))) % 10**8}"
+    with tempfile.TemporaryDirectory(prefix="envhub-build-") as tmp:
+        ctx = Path(tmp) / "context"
+        shutil.copytree(context, ctx, symlinks=True,
+                        ignore=lambda d, names: [n for n in names if Path(d) == context and n in exclude | DOCKER_FILES])
+        (Path(tmp) / "Dockerfile").write_text(text)
+        docker = [cfg.cli, "-H", f"unix://{cfg.socket}"]
+        built = subprocess.run([*docker, "build", "--network", "none", "-t", tag, "-f", str(Path(tmp) / "Dockerfile"),
+                                str(ctx)], capture_output=True, text=True, env={**os.environ, "DOCKER_BUILDKIT": "1"})
+        if built.returncode != 0:
+            raise EnvError(f"docker build of the task's image on {cfg.image} failed: "
+                           f"{(built.stderr or built.stdout).strip()[-1500:]}")
+        cid = subprocess.run([*docker, "create", tag], capture_output=True, text=True, check=True).stdout.strip()
+        try:
+            tar_path = Path(tmp) / "workdir.tar"
+            with tar_path.open("wb") as f:  # a tar of the folder itself: entries start with its name
+                subprocess.run([*docker, "cp", f"{cid}:{plan.workdir}", "-"], stdout=f, check=True)
+            with tarfile.open(tar_path) as tar:
+                tar.extractall(Path(tmp) / "out", filter="data")
+            shutil.copytree(Path(tmp) / "out" / PurePosixPath(plan.workdir).name, state, symlinks=True,
+                            dirs_exist_ok=True)
+            failed = subprocess.run([*docker, "cp", f"{cid}:{FAILED_LOG}", "-"], capture_output=True)
+            failed_runs: set[int] = set()
+            if failed.returncode == 0:
+                with tarfile.open(fileobj=io.BytesIO(failed.stdout)) as tar:
+                    member = tar.extractfile(tar.getmembers()[0])
+                    failed_runs = {int(x) for x in (member.read().split() if member else [])}
+        finally:
+            subprocess.run([*docker, "rm", "-f", cid], capture_output=True)
+            subprocess.run([*docker, "rmi", "-f", tag], capture_output=True)
+    for n, script in runs.items():
+        if n in failed_runs:
+            note(f"RUN {_clip(script)}: failed in the image build")
+        else:
+            out.replayed.append(f"RUN {_clip(script)}")
+            log(f"replayed: RUN {_clip(script)}")
+    for step in plan.steps:
+        if step.op == "ENV":
+            out.env.update({k: _expand(v, {"PATH": SANDBOX_PATH, **out.env}) for k, v in
+                            _assignments(step.args, "ENV").items()})
+    return out

@@ -49,7 +49,8 @@ import yaml
 from envhub.errors import TaskFormatError
 from envhub.sandbox.base import SandboxLimits
 from envhub.tasks.harbor_wrapper import WRAPPER
-from envhub.tasks.dockerfile import DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay
+from envhub.tasks.dockerfile import (DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay,
+                                     replay_docker)
 from envhub.tasks.model import Task
 
 __all__ = ["import_harbor", "parse_dockerfile", "detect_layout"]
@@ -244,13 +245,15 @@ def _solve_script(script: Path, extras_dir: Path | None, mapping: dict[str, str]
     return shebang + "\n".join(lines) + "\n" + body
 
 
-def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = True, replay_steps: bool = True,
+def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = True, replay_steps: bool | str = True,
                   log: Callable[[str], None] | None = None) -> Path:
     """Convert the Harbor or Terminal-Bench task folder `src` into a terminal task below `dest_root`.
 
     `dest_root` is a tasks root (the task goes to `<root>/terminal/harbor/<name>`) or a folder
-    inside `tasks/terminal/` (the task goes directly in it). `log` gets one line per Dockerfile
-    step replayed or not replayed. Returns the task's folder.
+    inside `tasks/terminal/` (the task goes directly in it). `replay_steps`: True replays the
+    Dockerfile's RUN steps in a local bubblewrap sandbox, "docker" builds the image with the Docker
+    engine instead, False copies files only. `log` gets one line per Dockerfile step replayed or
+    not replayed. Returns the task's folder.
     """
     src = src.resolve()
     source = _read_source(src)
@@ -305,7 +308,9 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             done.state_from = "all build-context files (no Dockerfile)"
     else:
         build_s = float(environment.get("build_timeout_sec", 600))
-        if replay_steps:
+        if replay_steps == "docker":
+            done = replay_docker(plan, source.context or source.root, state, exclude=source.context_exclude, log=log)
+        elif replay_steps:
             done = replay(plan, source.context or source.root, state, exclude=source.context_exclude,
                           limits=SandboxLimits(cpu_s=int(min(build_s, 1800)), memory_mb=max(2048, memory_mb),
                                                processes=256, file_mb=1024),
