@@ -36,7 +36,6 @@ import base64
 import re
 import shlex
 import shutil
-import tempfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -83,8 +82,8 @@ class Source:
     context: Path | None  # the Docker build context
     dockerfile: Path | None
     tests: Path
-    solution: Path | None  # the oracle script
-    solution_extras: Path | None = None  # a folder whose other files the oracle reads from /solution
+    solution: str | None  # the oracle script's text
+    solution_extras: Path | None = None  # Harbor's solution/ folder: its other files are read from /solution
     context_exclude: set[str] = field(default_factory=set)
     extra_test_files: dict[str, str | Path] = field(default_factory=dict)
 
@@ -118,7 +117,8 @@ def _read_source(src: Path) -> Source:
         return Source(src, layout, (src / "instruction.md").read_text(encoding="utf-8"), config,
                       env_dir if env_dir.is_dir() else None,
                       env_dir / "Dockerfile" if (env_dir / "Dockerfile").is_file() else None, src / "tests",
-                      solve if solve.is_file() else None, src / "solution" if solve.is_file() else None)
+                      solve.read_text(encoding="utf-8") if solve.is_file() else None,
+                      src / "solution" if solve.is_file() else None)
     try:
         raw = yaml.safe_load((src / "task.yaml").read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as e:
@@ -137,24 +137,21 @@ def _read_source(src: Path) -> Source:
               "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 360)},
               "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 60)},
               "environment": {"allow_internet": True}}
-    solution = src / "solution.sh"
-    if not solution.is_file() and (src / "solution.yaml").is_file():
-        solution = _solution_from_yaml(src / "solution.yaml")
+    solution = ((src / "solution.sh").read_text(encoding="utf-8") if (src / "solution.sh").is_file()
+                else _solution_from_yaml(src / "solution.yaml") if (src / "solution.yaml").is_file() else None)
     return Source(src, layout, instruction, config, src, src / "Dockerfile" if (src / "Dockerfile").is_file() else None,
-                  src / "tests", solution if solution.is_file() else None, context_exclude=set(TB_HIDDEN),
+                  src / "tests", solution, context_exclude=set(TB_HIDDEN),
                   extra_test_files={"run-tests.sh": src / "run-tests.sh", "test.sh": TB_TEST_SH})
 
 
-def _solution_from_yaml(path: Path) -> Path:
+def _solution_from_yaml(path: Path) -> str:
     """Terminal-Bench's `solution.yaml` (a list of terminal commands) as one script."""
     try:
         steps = yaml.safe_load(path.read_text(encoding="utf-8")) or []
     except yaml.YAMLError as e:
         raise TaskFormatError(f"{path}: not valid YAML: {e}", file=str(path)) from e
     lines = ["#!/bin/bash"] + [str(s["command"]).rstrip("\n") for s in steps if isinstance(s, dict) and "command" in s]
-    out = Path(tempfile.mkdtemp(prefix="envhub-tb-")) / "solution.sh"
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return out
+    return "\n".join(lines) + "\n"
 
 
 def _rewrite_tree(root: Path, mapping: dict[str, str]) -> list[str]:
@@ -214,11 +211,11 @@ def _place(tasks_root: Path, slug: str) -> tuple[Path, str]:
     return tasks_root / "terminal" / "harbor" / slug, f"terminal/harbor/{slug}"
 
 
-def _solve_script(script: Path, extras_dir: Path | None, mapping: dict[str, str], env: dict[str, str]) -> str:
+def _solve_script(script: str, extras_dir: Path | None, mapping: dict[str, str], env: dict[str, str]) -> str:
     """The oracle as one self-contained script: the Dockerfile's ENV first, the solution's other
     files written to /tmp/solution."""
-    body = remap(script.read_text(encoding="utf-8"), mapping)
-    extras = sorted(p for p in extras_dir.rglob("*") if p.is_file() and p != script) if extras_dir else []
+    body = remap(script, mapping)
+    extras = sorted(p for p in extras_dir.rglob("*") if p.is_file() and p.name != "solve.sh") if extras_dir else []
     lines = [f"export {k}={shlex.quote(remap(v, mapping))}" for k, v in env.items()]
     if extras:
         lines += ["# --- added by envhub's Harbor importer: the solution's other files ---",
