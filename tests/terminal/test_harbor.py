@@ -362,6 +362,28 @@ async def test_a_verify_that_hangs_is_cut_at_the_tasks_limit(make_settings, tmp_
     assert "did not finish within the task's verifier limit of 3 s" in v.checks[0].message
 
 
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_server_left_running_does_not_hold_up_the_verdict(make_settings, tmp_path: Path) -> None:
+    """test.sh starts a server that keeps test.sh's output open and never stops it, then writes its
+    reward and exits: the verdict is that reward (a pipe held open by the server must not make the
+    verifier wait until its limit, as reading test.sh's output through a pipe did)."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "task.toml").write_text((src / "task.toml").read_text().replace("timeout_sec = 120.0", "timeout_sec = 5.0"))
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 600 &\nsetsid sleep 600 &\n"
+                                          "echo 1 > /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
 # -- validation: the harness control, and tasks validated concurrently ------------------------------
 @pytest.mark.asyncio(loop_scope="module")
 async def test_a_harness_that_cannot_run_under_the_limits_is_task_invalid(make_settings, tmp_path: Path) -> None:
