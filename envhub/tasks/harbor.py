@@ -339,7 +339,9 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     extra_env.update({str(k): remap(str(v), verify_map) for k, v in (verifier.get("env") or {}).items()})
     (tests / "test_harbor.py").write_text(
         WRAPPER.replace("{root}", VERIFY_ROOT)
-        .replace("{timeout}", repr(min(verifier_timeout, 3000))).replace("{extra_env}", repr(extra_env)),
+        .replace("{timeout}", repr(min(verifier_timeout, 3000))).replace("{extra_env}", repr(extra_env))
+        .replace("{cpus}", repr(int(environment["cpus"]) if isinstance(environment.get("cpus"), int | float)
+                                and environment["cpus"] >= 1 else None)),
         encoding="utf-8")
 
     notes = list(done.notes)

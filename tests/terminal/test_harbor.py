@@ -466,3 +466,23 @@ def test_terminal_bench_solution_yaml(tmp_path: Path) -> None:
     (src / "solution.yaml").write_text("- command: cd /app\n  min_timeout_sec: 1\n- command: cp sales.csv totals.csv\n")
     task = Task.load(import_harbor(src, tmp_path / "tasks"))
     assert (task.solution_dir / "solve.sh").read_text() == "#!/bin/bash\ncd /workspace\ncp sales.csv totals.csv\n"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: Path) -> None:
+    """task.toml says `cpus = 1`: test.sh runs on one CPU (`nproc` says 1), whatever the host has."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\nif [ \"$(nproc)\" = 1 ]; then echo 1; else echo 0; fi "
+                                          "> /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert "CPUS = 1 " in (task.tests_dir / "test_harbor.py").read_text()
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
