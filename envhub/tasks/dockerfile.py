@@ -264,12 +264,11 @@ def replay(plan: DockerPlan, context: Path, state: Path, *, limits: SandboxLimit
         out.notes.append(line)
         log(line)
 
-    note_list = list(plan.unsupported)
-    for line in note_list:
+    for line in plan.unsupported:
         note(f"{line}: not supported (multi-stage or remote source)")
     workdir = PurePosixPath(plan.workdir)
     skip = DOCKER_FILES | set(exclude)
-    runner = _Runner(state, limits, step_timeout_s) if plan.debian_like and any(
+    runner = _Runner(limits, step_timeout_s) if plan.debian_like and any(
         s.op == "RUN" for s in plan.steps) else None
     final, state = state, runner.work if runner else state  # RUN steps need a folder the sandbox uid can reach
     try:
@@ -419,7 +418,7 @@ class _Runner:
     """Runs RUN steps in the local bubblewrap backend over `work`, a world-traversable scratch
     folder (the sandbox uid must reach it), moved to the task's state/ at the end."""
 
-    def __init__(self, state: Path, limits: SandboxLimits, timeout_s: float) -> None:
+    def __init__(self, limits: SandboxLimits, timeout_s: float) -> None:
         self.limits, self.timeout_s = limits, timeout_s
         self.scratch = Path(tempfile.mkdtemp(prefix="envhub-replay-", dir="/var/tmp"))
         self.scratch.chmod(0o755)
