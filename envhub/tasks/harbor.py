@@ -20,8 +20,9 @@ Both become:
         solution/solve.sh  the oracle, self-contained: other solution files are inlined into /tmp
         tests/.harbor/   the original tests (test.sh, test_*.py, data), paths remapped; a dot folder,
                          so envhub's pytest never collects them directly
-        tests/test_harbor.py  generated: runs test.sh over a scratch copy of the final state and
-                         turns the reward it writes into the check's score
+        tests/test_harbor.py  generated (envhub/tasks/harbor_wrapper.py): runs test.sh over a
+                         scratch copy of the final state and turns the reward it writes into the score
+        tests/.harbor_initial_state.tar.gz  the starting state, for the wrapper's control run
 
 Why remap paths rather than mount them: the verifier sandbox has fixed mounts and a private
 `/tmp`, so the wrapper lays Harbor's world out under `/tmp/harbor/{app,tests,logs}` and the
@@ -36,6 +37,7 @@ import base64
 import re
 import shlex
 import shutil
+import tarfile
 import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -319,6 +321,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
                           limits=SandboxLimits(), step_timeout_s=1, log=log)
             done.notes += [f"{s.raw}: not replayed (--no-replay)" for s in plan.steps if s.op == "RUN"]
     state_rewritten = _rewrite_tree(state, agent_map)
+    initial = _initial_state_archive(state, folder / "tests")
 
     prompt = remap(source.instruction, agent_map).strip() + "\n"
     if done.env:  # the image's ENV: the agent's shell does not have it, so the prompt says it
@@ -383,12 +386,29 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             "env": done.env,
             "path_map": {"agent": agent_map, "verifier": verify_map},
             "state_files_rewritten": state_rewritten,
+            "control_state": initial,  # tests/.harbor_initial_state.tar.gz holds the starting state
             "allow_internet": bool(environment.get("allow_internet", True)),
             "environment": _plain({k: v for k, v in environment.items() if k != "mcp_servers"}),
             "task_metadata": _plain(meta),
         }},
     }
     (folder / "task.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")
+
+
+#: The largest state kept as the wrapper's control (tests/.harbor_initial_state.tar.gz).
+MAX_CONTROL_STATE_BYTES = 64 * 1024 * 1024
+
+
+def _initial_state_archive(state: Path, tests: Path) -> bool:
+    """The starting state, for the wrapper's control run (one archive: no state file reappears
+    among the hidden files, which validation's static check would call a leak)."""
+    if sum(p.stat().st_size for p in state.rglob("*") if p.is_file()) > MAX_CONTROL_STATE_BYTES:
+        return False
+    tests.mkdir(exist_ok=True)
+    with tarfile.open(tests / ".harbor_initial_state.tar.gz", "w:gz") as tar:
+        for p in sorted(state.iterdir()):
+            tar.add(p, arcname=p.name)
+    return True
 
 
 def _title(text: str, limit: int = 200) -> str:

@@ -14,7 +14,9 @@ final state laid out as Harbor expects (paths were rewritten at import: work dir
 - test.sh runs at most the task's verifier limit ({timeout} s); then it and everything it started
   (servers, background jobs, processes that left its session) are killed, and the episode scores 0
   with a check that says so: the agent's code is what test.sh runs, so a hang is the agent's.
-- A verifier that finishes but writes no reward is a verifier error, never a silent 0.
+- test.sh that writes no reward is run again on the task's initial state (a control): if it writes one
+  there, what the agent left stopped it (a 0, the agent's); if not, the verifier is broken (a
+  verifier error, never a silent 0).
 """
 
 import json
@@ -22,6 +24,7 @@ import os
 import shutil
 import signal
 import subprocess
+import tarfile
 import time
 from pathlib import Path
 
@@ -31,6 +34,7 @@ from verifiers import check, fs_state
 
 ROOT = Path("{root}")
 HARBOR_TESTS = Path(__file__).parent / ".harbor"
+INITIAL_STATE = Path(__file__).parent / ".harbor_initial_state.tar.gz"  # the control's state
 TIMEOUT_S = {timeout}
 EXTRA_ENV = {extra_env}
 CPUS = {cpus}  # task.toml's `cpus`: test.sh sees (and `nproc` reports) at most this many
@@ -56,11 +60,15 @@ SHIMS = {
 }
 
 
-def _layout() -> dict:
+def _layout(initial: bool = False) -> dict:
+    """Harbor's world under ROOT, over the final state (or, for the control, the task's initial state)."""
     shutil.rmtree(ROOT, ignore_errors=True)
-    ws = fs_state.scratch_copy()
     ROOT.mkdir(parents=True)
-    shutil.move(str(ws), ROOT / "app")
+    if initial:
+        with tarfile.open(INITIAL_STATE) as tar:  # written by the importer: trusted
+            tar.extractall(ROOT / "app", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
+    else:
+        shutil.move(str(fs_state.scratch_copy()), ROOT / "app")
     shutil.copytree(HARBOR_TESTS, ROOT / "tests")
     (ROOT / "logs" / "verifier").mkdir(parents=True)
     home = ROOT / "home"
@@ -123,7 +131,7 @@ def _pin_cpus() -> None:
         os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:CPUS])
 
 
-def _run_test_sh(env: dict) -> tuple:
+def _run_test_sh(env: dict, timeout_s: float = TIMEOUT_S) -> tuple:
     """test.sh's exit status (None when it was cut at the limit) and its output's tail. Output goes
     to a file, not a pipe: a background process holding a pipe open cannot make this wait."""
     out_path = ROOT / "test-sh.out"
@@ -132,7 +140,7 @@ def _run_test_sh(env: dict) -> tuple:
                                 stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                                 preexec_fn=_pin_cpus)
         try:
-            status = proc.wait(timeout=TIMEOUT_S)
+            status = proc.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired:
             status = None
         _kill_the_rest()
@@ -142,15 +150,31 @@ def _run_test_sh(env: dict) -> tuple:
 
 @pytest.fixture(scope="module")
 def harbor_run() -> tuple:
+    started = time.monotonic()
     status, log = _run_test_sh(_layout())
     if status is None:
         return 0.0, f"test.sh did not finish within the task's verifier limit of {TIMEOUT_S:g} s and was killed; " \\
                     f"output tail:\\n{log}"
     try:
         reward = _reward()
-    except (RuntimeError, ValueError) as e:  # a broken verifier, not the agent's failure
-        raise RuntimeError(f"{e}; test.sh exited {status}; output tail:\\n{log}") from e
+    except (RuntimeError, ValueError) as e:
+        if _control_writes_a_reward(time.monotonic() - started):
+            return 0.0, (f"{e} on this state, though it does on the task's initial state (the control): what the "
+                         f"agent left stopped it; test.sh exited {status}; output tail:\\n{log}")
+        raise RuntimeError(f"{e}; test.sh exited {status}; output tail:\\n{log}") from e  # a broken verifier
     return reward, log
+
+
+def _control_writes_a_reward(spent_s: float) -> bool:
+    """Does test.sh write a reward on the task's initial state? Then a missing reward on the agent's
+    state is the agent's doing (its code killed test.sh, say), never a verifier error it could hide behind."""
+    if not INITIAL_STATE.is_file() or spent_s >= TIMEOUT_S:
+        return False
+    status, _ = _run_test_sh(_layout(initial=True), TIMEOUT_S - spent_s)
+    try:
+        return status is not None and _reward() >= 0
+    except (RuntimeError, ValueError):
+        return False
 
 
 @check("harbor-reward", kind="soft")

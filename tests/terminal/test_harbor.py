@@ -486,3 +486,28 @@ async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: P
     finally:
         await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_agent_that_stops_test_sh_gets_zero_not_a_verifier_error(make_settings, tmp_path: Path) -> None:
+    """test.sh runs the agent's `check.sh`; an agent whose script kills test.sh (so no reward is
+    written) must not escape into a masked verifier error: the control (test.sh on the initial
+    state) writes a reward, so the missing one is the agent's doing."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\n[ -f /app/check.sh ] && bash /app/check.sh\n"
+                                          "echo 0 > /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert task.config.metadata["harbor"]["control_state"] is True
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        await h.manager.step(s.session_id, StepRequest(action={"tool": "write_file", "arguments": {
+            "path": "/workspace/check.sh", "content": "kill -9 $PPID\n"}}))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
+    assert "though it does on the task's initial state" in v.checks[0].message
