@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import resource
 import socket
@@ -407,6 +408,8 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              check_records: bool = typer.Option(False, "--check-records",
                                                 help="Only check that every record is present, fresh and validated."),
              write: bool = typer.Option(True, help="Write validation.json records."),
+             jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
+                                      help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
              as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
@@ -420,7 +423,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if catalog.status(t) == "validated"]
         tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
-    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json))
+    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json, jobs=jobs))
     broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
               if not env or f"/{env}/" in str(p)]
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
@@ -484,22 +487,29 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool) -> list:
+async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool, jobs: int = 1) -> list:
+    """Validate `tasks`, `jobs` at a time (one slow task no longer holds up the rest); the reports
+    come back in the tasks' order, whatever order they finish in."""
     from envhub.validate.core import Validator
 
     needed = sorted({t.family for t in tasks})
     hub = _hub(settings.model_copy(update={"families": needed, "store_enabled": False}))  # not training episodes
     await hub.start()
     validator = Validator(hub, runs=runs, write=write)
-    reports = []
+    slots = asyncio.Semaphore(max(1, jobs))
     try:
         with _progress(quiet=quiet) as progress:
             bar = progress.add_task("validating", total=len(tasks))
-            for task in tasks:
-                progress.update(bar, description=task.id)
-                reports.append(await validator.validate(task))
+
+            async def one(task: Any) -> Any:
+                async with slots:
+                    progress.update(bar, description=task.id)
+                    report = await validator.validate(task)
                 progress.advance(bar)
-                _log_line(progress, quiet, f"{task.id}: {reports[-1].status} in {reports[-1].seconds:.1f} s")
+                _log_line(progress, quiet, f"{task.id}: {report.status} in {report.seconds:.1f} s")
+                return report
+
+            reports = list(await asyncio.gather(*(one(t) for t in tasks)))
     finally:
         validator.close()
         await hub.stop()
@@ -534,12 +544,26 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
 
 
 @import_app.command("harbor")
-def import_harbor(src: Path, dest: Path = typer.Option(None, help="Tasks root (default: the hub's).")) -> None:
-    """Turn a Harbor / Terminal-Bench task folder into an envhub terminal task."""
+def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Terminal-Bench task folders.")],
+                  dest: Path = typer.Option(None, help="Tasks root (default: the hub's)."),
+                  replay: str = typer.Option("local", help="How the Dockerfile's RUN steps are replayed (offline): "
+                                             "local (a bubblewrap sandbox), docker (build the image on envhub's "
+                                             "sandbox image) or none (files only).")) -> None:
+    """Turn Harbor / Terminal-Bench task folders into envhub terminal tasks; prints every
+    Dockerfile step that could not be replayed."""
     from envhub.tasks.harbor import import_harbor as do_import
+    from envhub.tasks.model import Task
 
-    out = do_import(src, dest or get_settings().tasks_dir)
-    console.print(f"imported {src} → {out}")
+    if replay not in ("local", "docker", "none"):
+        raise typer.BadParameter(f"--replay is local, docker or none, not {replay!r}")
+    ids = []
+    for src in srcs:
+        out = do_import(src, dest or get_settings().tasks_dir,
+                        replay_steps={"local": True, "docker": "docker", "none": False}[replay],
+                        log=lambda line: console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True))
+        console.print(f"imported {src} → {out}")
+        ids.append(Task.load(out).id)
+    console.print("next: envhub validate " + " ".join(ids))
 
 
 @import_app.command("swebench")

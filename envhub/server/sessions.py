@@ -49,6 +49,7 @@ from envhub.spec import (
     VerifyResult,
 )
 from envhub.tasks.catalog import Catalog
+from envhub.validate.record import invalid_reason
 from envhub.tasks.model import Task
 from envhub.tools import Tool, encodable, find, show
 from envhub.verify.runner import VerifierRunner, verdict
@@ -341,6 +342,9 @@ class SessionManager:
         task = session.task
         if session.broken is not None:
             return verdict(task, failure=FailureClass.env_error, detail=session.broken.detail)
+        invalid = await asyncio.to_thread(invalid_reason, task)
+        if invalid:  # validation proved with a control that no policy can pass it here: never a trainable 0
+            return verdict(task, failure=FailureClass.task_invalid, detail=invalid)
         session.workdir.mkdir(mode=0o755, exist_ok=True)
         state = session.workdir / "final-state"
         try:
