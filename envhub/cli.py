@@ -480,11 +480,14 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
 def conformance(url: str, env: str = typer.Option("echo", help="Environment to run episodes on."),
                 task: str = typer.Option(None, help="Task id (default: the environment picks)."),
                 action: str = typer.Option(None, help="JSON tool call for the step checks."),
+                api_key: str = typer.Option(None, envvar="ENVHUB_API_KEY", show_default=False,
+                                            help="API key, for a server with keys on."),
                 as_json: JsonOpt = False) -> None:
     """Black-box protocol conformance against a running server; exits non-zero on any failure."""
     from envhub.conformance import ConformanceSuite
 
-    suite = ConformanceSuite(url, env=env, task_id=task, action=json.loads(action) if action else None)
+    suite = ConformanceSuite(url, env=env, task_id=task, action=json.loads(action) if action else None,
+                             api_key=api_key)
     outcomes = suite.run()
     failed = [o for o in outcomes if not o.ok]
     if as_json:

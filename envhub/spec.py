@@ -73,6 +73,9 @@ class SessionCreated(_Response):
     tools: list[ToolSpec]
     task: TaskRef
     lease_expires_at: datetime
+    client_token: str | None = Field(default=None, description=(
+        "Without API keys: the token this session belongs to. Send it as `Authorization: Bearer <token>` "
+        "on the session's calls (and on later resets, to own those too); other callers get 404."))
 
 
 class StepRequest(BaseModel):

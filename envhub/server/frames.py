@@ -1,0 +1,50 @@
+"""What both WebSocket routes share: the handshake's caller and reading one frame safely.
+
+A frame must be JSON in a *text* frame. Anything else (a binary frame, malformed JSON, JSON with a
+lone surrogate escape, a frame over the size limit) raises a `RequestError` the route answers with
+an error frame, and the connection stays open. Invalid UTF-8 in a text frame never reaches here:
+the WebSocket layer closes the connection with 1007, as RFC 6455 requires.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from fastapi import WebSocket, WebSocketDisconnect
+
+from envhub.errors import PayloadTooLarge, RequestError, Unauthorized
+from envhub.server.auth import Access, Caller
+from envhub.server.problems import respond
+
+
+async def accept(ws: WebSocket) -> Caller | None:
+    """Accept the connection as its caller; a refused handshake is a 401 problem (None returned)."""
+    access: Access = ws.app.state.access
+    try:
+        caller = access.caller(ws.headers.get("authorization"))
+    except Unauthorized as exc:
+        if "websocket.http.response" in ws.scope.get("extensions", {}):
+            await ws.send_denial_response(respond(exc))
+        else:  # a server without the denial extension: close with "policy violation"
+            await ws.close(code=1008, reason=exc.detail[:120])
+        return None
+    await ws.accept()
+    return caller
+
+
+async def receive_json(ws: WebSocket, limit: int) -> Any:
+    """The next frame's JSON value; `WebSocketDisconnect` when the peer left."""
+    message = await ws.receive()
+    if message["type"] == "websocket.disconnect":
+        raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
+    text = message.get("text")
+    if text is None:
+        raise RequestError("binary frames are not accepted: send each frame as JSON in a text frame",
+                           code="binary_frame")
+    if len(text) > limit:
+        raise PayloadTooLarge(f"frame of {len(text)} characters is over the {limit}-byte limit")
+    try:
+        return orjson.loads(text)  # strict: a lone surrogate escape is refused here too
+    except orjson.JSONDecodeError as e:
+        raise RequestError(f"malformed JSON (or not valid Unicode): {e}", code="malformed_json") from e
