@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from envhub.config import Settings, get_settings
-from envhub.server import problems
+from envhub.server import frames, problems
 from envhub.server.auth import Access
 from envhub.server.deps import READERS
 from envhub.server.encoding import SafeJSONResponse
@@ -37,6 +37,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.state.hub = hub
     app.state.access = access
     problems.install(app)
+    frames.quiet_invalid_utf8()
     for module in (sessions, ws, openenv):  # each session route resolves its caller itself
         app.include_router(module.router)
     for module in (registry, health):

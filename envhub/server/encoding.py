@@ -9,16 +9,20 @@ so an answer is never lost to a 500 after its step already ran.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
 from fastapi.responses import JSONResponse
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def scrub(value: Any) -> Any:
     """`value` with every lone surrogate in its strings (keys too) replaced by U+FFFD."""
     if isinstance(value, str):
-        return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return _SURROGATE.sub("\ufffd", value)
     if isinstance(value, dict):
         return {scrub(k): scrub(v) for k, v in value.items()}
     if isinstance(value, list | tuple):

@@ -8,6 +8,7 @@ the WebSocket layer closes the connection with 1007, as RFC 6455 requires.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import orjson
@@ -16,6 +17,22 @@ from fastapi import WebSocket, WebSocketDisconnect
 from envhub.errors import PayloadTooLarge, RequestError, Unauthorized
 from envhub.server.auth import Access, Caller
 from envhub.server.problems import respond
+
+
+class QuietInvalidUtf8(logging.Filter):
+    """uvicorn logs an invalid UTF-8 text frame (a client's fault, answered with a 1007 close) as an
+    error with a traceback; keep it as one warning line without the traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.getMessage().startswith("Invalid UTF-8 sequence received from client"):
+            record.exc_info, record.exc_text, record.levelno, record.levelname = None, None, logging.WARNING, "WARNING"
+        return True
+
+
+def quiet_invalid_utf8() -> None:
+    logger = logging.getLogger("uvicorn.error")
+    if not any(isinstance(f, QuietInvalidUtf8) for f in logger.filters):
+        logger.addFilter(QuietInvalidUtf8())
 
 
 async def accept(ws: WebSocket) -> Caller | None:
