@@ -15,9 +15,13 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
+from envhub.config import REPO_ROOT, Settings
 from envhub.errors import EpisodeOver, RequestError
+from envhub.server.encoding import dumps
+from envhub.server.hub import Hub
 from envhub.server.problems import problem_for
 from tests.security.conftest import RawWs, bearer
+from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - fixtures
 
 LONG = os.environ.get("ENVHUB_FUZZ_LONG") == "1"
 SEED = int(os.environ.get("ENVHUB_FUZZ_SEED", time.strftime("%j")))
@@ -85,13 +89,20 @@ def test_lone_surrogate_in_websocket_frames_is_an_error_frame(open_server, log_t
     assert log_trap.bad == []
 
 
-def test_unencodable_observation_is_answered_and_stored_escaped(open_server):
-    """A tool answer holding a lone surrogate is sent (U+FFFD) and stored escaped, never a 500 or a lost step."""
-    from envhub.server.encoding import dumps
-    from envhub.store.events import escaped
-
+async def test_unencodable_observation_is_answered_and_stored_escaped(data_dir, run_episode):
+    """A tool answer holding a lone surrogate or NUL is sent (U+FFFD) and stored escaped, never a 500 or a lost step."""
     assert json.loads(dumps({"text": "a\ud800b"}))["text"] == "a\ufffdb"
-    assert escaped({"observation": "a\ud800b\x00"}) == {"observation": "a\\ud800b\\x00"}
+    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
+    await hub.start()
+    try:
+        sid = await run_episode(hub, ["a\ud800b", "nul\x00byte"])
+        assert await hub.store.writer.flush()
+        steps, total = hub.store.steps(sid)
+        assert total == 2 and hub.store.writer.dropped == 0
+        stored = json.dumps([(s.observation, s.arguments) for s in steps], ensure_ascii=False)
+        assert "\\ud800" in stored and "\\x00" in stored  # kept, as visible escapes
+    finally:
+        await hub.stop()
 
 
 @pytest.mark.parametrize("route", ["/v1/sessions/ws", "/envs/echo/ws"])
