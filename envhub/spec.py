@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from envhub.errors import FailureClass
 
@@ -40,6 +40,33 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments per the tool's inputSchema.")
 
 
+def _unencodable(value: Any) -> bool:
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_unencodable(v) for v in value)
+    return False
+
+
+def escape_unencodable(value: Any) -> Any:
+    """`value` with every character UTF-8 cannot encode (a lone surrogate) as its escape text (`\\ud800`)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {escape_unencodable(k): escape_unencodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_unencodable(v) for v in value]
+    return value
+
+
 class Observation(BaseModel):
     """What the agent sees after a reset or a step."""
 
@@ -47,6 +74,16 @@ class Observation(BaseModel):
     text: str = Field(default="", description="The tool's result as text for the model.")
     data: dict[str, Any] = Field(default_factory=dict, description="Structured result for programs.")
     is_error: bool = Field(default=False, description="Whether the tool call failed.")
+
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> Observation:
+        """A tool may hand back a string UTF-8 cannot encode (a file name, a stored value, an echoed
+        argument): keep it as escape text, so the answer, the step log and the store all encode it."""
+        if _unencodable(self.text):
+            self.text = escape_unencodable(self.text)
+        if self.data and _unencodable(self.data):
+            self.data = escape_unencodable(self.data)
+        return self
 
 
 class TaskRef(BaseModel):

@@ -20,6 +20,7 @@ from envhub.errors import EpisodeOver, RequestError
 from envhub.server.encoding import dumps
 from envhub.server.hub import Hub
 from envhub.server.problems import problem_for
+from envhub.spec import Observation
 from tests.security.conftest import RawWs, bearer
 from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - fixtures
 
@@ -91,7 +92,8 @@ def test_lone_surrogate_in_websocket_frames_is_an_error_frame(open_server, log_t
 
 async def test_unencodable_observation_is_answered_and_stored_escaped(data_dir, run_episode):
     """A tool answer holding a lone surrogate or NUL is sent (U+FFFD) and stored escaped, never a 500 or a lost step."""
-    assert json.loads(dumps({"text": "a\ud800b"}))["text"] == "a\ufffdb"
+    assert json.loads(dumps({"text": "a\ud800b"}))["text"] == "a\\ud800b"
+    assert Observation(text="a\ud800b", data={"k": ["\udc80"]}).model_dump_json()  # the HTTP answer's encoder
     hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
     await hub.start()
     try:
