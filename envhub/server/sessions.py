@@ -190,7 +190,8 @@ class SessionManager:
             raise QuotaExceeded(f"API key {caller.key.name!r} holds {quota} live sessions, its quota: "  # type: ignore[union-attr]
                                 "close one first", retry_after_s=1.0)
         self._reserved += 1
-        self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
+        if quota is not None:  # resets in flight count against the key's quota too
+            self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
         started = time.monotonic()
         sid = self._ids.next()
         workdir = self._sessions_dir() / sid
@@ -215,7 +216,10 @@ class SessionManager:
             raise EnvError(f"reset of {task.id} failed: {exc}") from exc
         finally:
             self._reserved -= 1
-            self._reserved_by[owner] -= 1
+            if quota is not None:
+                left = self._reserved_by.pop(owner) - 1
+                if left:
+                    self._reserved_by[owner] = left
         session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=req.harness or "plain",
                           policy_version=req.policy_version, owner=owner)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx
@@ -89,6 +90,16 @@ def test_session_quota_of_a_key_is_enforced(keyed_server):
         sids.append(http.post("/v1/sessions", json=ECHO).json()["session_id"])
         for sid in sids:
             http.delete(f"/v1/sessions/{sid}")
+
+
+async def test_concurrent_resets_cannot_overrun_a_quota(keyed_server):
+    """A burst of simultaneous resets by one key gets exactly its quota of sessions, the rest 429."""
+    async with httpx.AsyncClient(base_url=keyed_server.url, headers=bearer(SECRET)) as http:
+        answers = await asyncio.gather(*(http.post("/v1/sessions", json=ECHO) for _ in range(8)))
+        assert sorted(r.status_code for r in answers) == [201] * KEY.max_sessions + [429] * (8 - KEY.max_sessions)
+        for r in answers:
+            if r.status_code == 201:
+                await http.delete(f"/v1/sessions/{r.json()['session_id']}")
 
 
 def test_another_key_cannot_reach_a_session(keyed_server):
