@@ -56,7 +56,8 @@ class EnvClient:
 
     # -- sessions ---------------------------------------------------------------------------------
     def reset(self, env: str, task_id: str | None = None, seed: int | None = None, **extra: Any) -> SessionCreated:
-        return SessionCreated.model_validate(self._call("POST", "/v1/sessions", reset_body(env, task_id, seed, **extra)))
+        body = reset_body(env, task_id, seed, **extra)
+        return SessionCreated.model_validate(self._call("POST", "/v1/sessions", body))
 
     def step(self, session_id: str, tool: str | ToolCall, **arguments: Any) -> StepResult:
         return StepResult.model_validate(

@@ -127,7 +127,8 @@ class Access:
             keys += parse_entries(path.read_text(encoding="utf-8"), str(path))
         enabled = settings.auth == "on" or (settings.auth == "auto" and not is_loopback(settings.host))
         if enabled and not keys:
-            raise ValueError(f"API keys are required ({'ENVHUB_AUTH=on' if settings.auth == 'on' else 'serving on ' + settings.host}) "
+            why = "ENVHUB_AUTH=on" if settings.auth == "on" else f"serving on {settings.host}"
+            raise ValueError(f"API keys are required ({why}) "
                              "but none is configured: set ENVHUB_API_KEYS or ENVHUB_API_KEYS_FILE "
                              "(`envhub keys new NAME` makes one), or ENVHUB_AUTH=off to serve without keys")
         if not enabled and not is_loopback(settings.host):

@@ -24,7 +24,8 @@ def get_settings_dep(request: Request) -> Settings:
     return request.app.state.hub.settings
 
 
-def get_caller(request: Request, authorization: Annotated[str | None, Header(include_in_schema=False)] = None) -> Caller:
+def get_caller(request: Request,
+               authorization: Annotated[str | None, Header(include_in_schema=False)] = None) -> Caller:
     """The caller of a session route (401 when keys are on and the key is missing or unknown)."""
     access: Access = request.app.state.access
     return access.caller(authorization)

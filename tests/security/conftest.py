@@ -14,6 +14,7 @@ import pytest
 
 from envhub.server.auth import new_key
 from tests.conftest import LiveServer, make_settings
+from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - the store's fixtures, reused
 
 SECRET, KEY = new_key("trainer", max_sessions=3)
 ECHO_ONLY_SECRET, ECHO_ONLY = new_key("echo-only", families=["echo"])

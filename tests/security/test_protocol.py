@@ -22,13 +22,17 @@ from envhub.server.hub import Hub
 from envhub.server.problems import problem_for
 from envhub.spec import Observation
 from tests.security.conftest import RawWs, bearer
-from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - fixtures
 
 LONG = os.environ.get("ENVHUB_FUZZ_LONG") == "1"
 SEED = int(os.environ.get("ENVHUB_FUZZ_SEED", time.strftime("%j")))
 ECHO = {"env": "echo", "task_id": "echo/say-done"}
 ACTION = {"tool": "echo", "arguments": {"message": "done"}}
 LONE = '"\\ud800"'  # JSON text of a lone surrogate: valid JSON, not a Unicode string
+
+
+def lone(value: object) -> str:
+    """`value` as JSON text with each string "LONE" in it replaced by a lone surrogate escape."""
+    return json.dumps(value).replace('"LONE"', LONE)
 
 
 def _owned(server) -> tuple[httpx.Client, str]:
@@ -45,7 +49,7 @@ def _raw(http: httpx.Client, path: str, text: str) -> httpx.Response:
 def test_lone_surrogate_in_reset_field_is_400_and_creates_nothing(open_server, field):
     """A lone surrogate in a reset field is a 400 problem before any session is created."""
     before = open_server.hub.manager.active
-    body = '{"env": "echo", "%s": %s}' % (field, LONE) if field != "env" else '{"env": %s}' % LONE
+    body = lone({"env": "echo", field: "LONE"})
     r = _raw(httpx.Client(base_url=open_server.url), "/v1/sessions", body)
     assert r.status_code == 400 and r.json()["code"] == "invalid_unicode", r.text
     assert open_server.hub.manager.active == before
@@ -54,12 +58,13 @@ def test_lone_surrogate_in_reset_field_is_400_and_creates_nothing(open_server, f
 def test_lone_surrogate_in_idempotency_key_is_400_and_no_step_runs(open_server):
     """A lone surrogate in an idempotency key (or anywhere in a step body) never runs the step."""
     http, sid = _owned(open_server)
-    for body in ('{"action": {"tool": "echo", "arguments": {"message": "x"}}, "idempotency_key": %s}' % LONE,
-                 '{"action": {"tool": %s, "arguments": {}}}' % LONE):
+    for body in (lone({"action": {"tool": "echo", "arguments": {"message": "x"}}, "idempotency_key": "LONE"}),
+                 lone({"action": {"tool": "LONE", "arguments": {}}})):
         r = _raw(http, f"/v1/sessions/{sid}/step", body)
         assert r.status_code == 400 and r.json()["code"] == "invalid_unicode"
     assert http.get(f"/v1/sessions/{sid}").json()["step_count"] == 0
-    ok = _raw(http, f"/v1/sessions/{sid}/step", '{"action": {"tool": "echo", "arguments": {"message": "\\ud83d\\ude00"}}}')
+    pair = json.dumps({"action": {"tool": "echo", "arguments": {"message": "\U0001F600"}}}, ensure_ascii=True)
+    ok = _raw(http, f"/v1/sessions/{sid}/step", pair)  # a proper surrogate pair escape
     assert ok.status_code == 200 and ok.json()["observation"]["text"] == "\U0001F600"  # a proper pair is fine
     http.delete(f"/v1/sessions/{sid}")
 
@@ -72,20 +77,21 @@ def test_invalid_utf8_in_body_url_or_query_is_400(open_server):
     assert r.status_code == 400 and r.json()["code"] == "invalid_unicode"
     assert http.get("/v1/sessions/%ED%A0%80").status_code == 400
     assert http.get("/v1/tasks?q=%ff").status_code == 400
-    assert http.post("/reset", content=b'{"task_id": "\xc3"}', headers={"content-type": "application/json"}).status_code == 400
+    truncated = http.post("/reset", content=b'{"task_id": "\xc3"}', headers={"content-type": "application/json"})
+    assert truncated.status_code == 400
 
 
 def test_lone_surrogate_in_websocket_frames_is_an_error_frame(open_server, log_trap):
     """A lone surrogate in a WebSocket frame (both routes) is an error frame; the connection stays."""
     ws = open_server.url.replace("http", "ws")
     with connect(ws + "/v1/sessions/ws") as conn:
-        conn.send('{"op": "reset", "id": 1, "data": {"env": %s}}' % LONE)
+        conn.send(lone({"op": "reset", "id": 1, "data": {"env": "LONE"}}))
         answer = json.loads(conn.recv())
         assert answer["ok"] is False and answer["error"]["status"] == 400
         conn.send(json.dumps({"op": "reset", "id": 2, "data": ECHO}))
         assert json.loads(conn.recv())["ok"] is True
     with connect(ws + "/envs/echo/ws") as conn:
-        conn.send('{"type": "reset", "data": {"task_id": %s}}' % LONE)
+        conn.send(lone({"type": "reset", "data": {"task_id": "LONE"}}))
         assert json.loads(conn.recv())["data"]["code"] == "INVALID_JSON"
     assert log_trap.bad == []
 
@@ -215,9 +221,10 @@ def test_schemathesis_fuzz_every_rest_route_never_500(open_server, log_trap):
             response = case.call(headers=auth, timeout=30)
             counts[f"{response.status_code // 100}xx"] += 1
             counts["calls"] += 1
-            assert response.status_code < 500, f"{case.method} {case.path}: {response.status_code} {response.text[:300]}"
+            where = f"{case.method} {case.path}: {response.status_code} {response.text[:300]}"
+            assert response.status_code < 500, where
             if response.status_code >= 400:
-                assert response.headers.get("content-type", [""])[0].startswith("application/problem+json"), response.text[:200]
+                assert response.headers.get("content-type", [""])[0].startswith("application/problem+json"), where
                 assert "Traceback" not in response.text
 
         fuzz()

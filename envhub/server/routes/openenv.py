@@ -223,7 +223,8 @@ async def openenv_step(hub: HubDep, caller: CallerDep, body: dict[str, Any] = Bo
 
 
 @router.post("/envs/{env}/step")
-async def openenv_env_step(env: str, hub: HubDep, caller: CallerDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+async def openenv_env_step(env: str, hub: HubDep, caller: CallerDep,
+                           body: dict[str, Any] = Body(...)) -> dict[str, Any]:
     return await _http_step(hub, env, body, caller)
 
 
