@@ -1,8 +1,9 @@
 """What both WebSocket routes share: the handshake's caller and reading one frame safely.
 
 A frame must be JSON in a *text* frame. Anything else (a binary frame, malformed JSON, JSON with a
-lone surrogate escape, a frame over the size limit) raises a `RequestError` the route answers with
-an error frame, and the connection stays open. Invalid UTF-8 in a text frame never reaches here:
+lone surrogate escape outside a tool call's `arguments`, a frame over the size limit) raises a
+`RequestError` the route answers with an error frame, and the connection stays open (the same
+rules as for HTTP bodies: `envhub.server.limits`). Invalid UTF-8 in a text frame never reaches here:
 the WebSocket layer closes the connection with 1007, as RFC 6455 requires.
 """
 
@@ -16,6 +17,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 
 from envhub.errors import PayloadTooLarge, RequestError, Unauthorized
 from envhub.server.auth import Access, Caller
+from envhub.server.limits import lenient_json
 from envhub.server.problems import respond
 
 
@@ -62,6 +64,12 @@ async def receive_json(ws: WebSocket, limit: int) -> Any:
     if len(text) > limit:
         raise PayloadTooLarge(f"frame of {len(text)} characters is over the {limit}-byte limit")
     try:
-        return orjson.loads(text)  # strict: a lone surrogate escape is refused here too
+        return orjson.loads(text)  # strict: refuses a lone surrogate escape...
     except orjson.JSONDecodeError as e:
-        raise RequestError(f"malformed JSON (or not valid Unicode): {e}", code="malformed_json") from e
+        try:
+            value, why = lenient_json(text)  # ...which only a tool call's arguments may hold
+        except ValueError:
+            raise RequestError(f"malformed JSON: {e}", code="malformed_json") from None
+        if why:
+            raise RequestError(f"the frame {why}", code="invalid_unicode") from None
+        return value

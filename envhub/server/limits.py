@@ -9,6 +9,9 @@ replayed to the app, so a refusal is a clean 4xx problem before anything ran:
 - a body that is not UTF-8, or JSON with a lone surrogate escape (`"\\ud800"`, valid JSON text
   but not a Unicode string), is 400. Python's `json` accepts a lone surrogate and it would crash
   later, wherever the string is encoded (a store write, a response), possibly after a step ran.
+  One place is exempt: the value of an `arguments` member (a tool call's arguments). A bad
+  argument is the agent's fault and the core answers it as an `agent_error` observation inside
+  a 200 step, as for any other bad argument, rather than a 4xx that kills the rollout.
 
 WebSocket frames are checked by their routes (`envhub.server.frames`).
 """
@@ -29,6 +32,36 @@ from envhub.server.problems import respond
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
+LONE_SURROGATE = ("holds a lone surrogate escape (\\ud800-\\udfff unpaired) outside a tool call's arguments: "
+                  "strings must be valid Unicode")
+
+
+def _lone_outside_arguments(value: Any) -> bool:
+    """Whether a string with a lone surrogate appears anywhere but inside an `arguments` member."""
+    if isinstance(value, str):
+        return _unencodable(value)
+    if isinstance(value, dict):
+        return any(_unencodable(k) or (k != "arguments" and _lone_outside_arguments(v)) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_lone_outside_arguments(v) for v in value)
+    return False
+
+
+def _unencodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def lenient_json(text: str | bytes) -> tuple[Any, str | None]:
+    """JSON that orjson refused: (value, None) if only lone surrogates in arguments made it fail,
+    (None, why) for one elsewhere; `ValueError` when it is not JSON at all."""
+    value = json.loads(text)  # accepts lone surrogates
+    return (None, LONE_SURROGATE) if _lone_outside_arguments(value) else (value, None)
+
+
 def invalid_unicode(body: bytes) -> str | None:
     """Why `body` is not valid Unicode text (None when it is, or when it is merely not JSON)."""
     try:
@@ -43,10 +76,10 @@ def invalid_unicode(body: bytes) -> str | None:
     except orjson.JSONDecodeError:
         pass
     try:
-        json.loads(body)  # lenient: accepts them, so only a lone surrogate made orjson fail
+        _, why = lenient_json(body)
     except ValueError:
         return None  # malformed JSON: the route's parser answers that
-    return "the JSON body holds a lone surrogate escape (\\ud800-\\udfff unpaired): strings must be valid Unicode"
+    return f"the JSON body {why}" if why else None
 
 
 def invalid_url(scope: dict) -> str | None:

@@ -69,6 +69,30 @@ def test_lone_surrogate_in_idempotency_key_is_400_and_no_step_runs(open_server):
     http.delete(f"/v1/sessions/{sid}")
 
 
+def test_lone_surrogate_in_tool_arguments_is_the_agents_step_not_a_4xx(open_server):
+    """A lone surrogate inside a tool call's arguments reaches the core (an agent's step, answered in a 200),
+    on REST, both WebSockets and OpenEnv's HTTP step; the answer and the store encode it."""
+    http, sid = _owned(open_server)
+    call = {"tool": "echo", "arguments": {"message": "LONE"}}
+    r = _raw(http, f"/v1/sessions/{sid}/step", lone({"action": call}))
+    assert r.status_code == 200, r.text
+    assert r.json()["failure"] in ("ok", "agent_error")
+    r.json()["observation"]["text"].encode("utf-8")  # the answer itself is valid Unicode
+    assert http.get(f"/v1/sessions/{sid}").json()["step_count"] == 1
+    auth = {"Authorization": http.headers["authorization"]}
+    with connect(open_server.url.replace("http", "ws") + "/v1/sessions/ws", additional_headers=auth) as conn:
+        conn.send(lone({"op": "step", "session_id": sid, "data": {"action": call}}))
+        assert json.loads(conn.recv())["ok"] is True
+    with connect(open_server.url.replace("http", "ws") + "/envs/echo/ws") as conn:
+        conn.send(json.dumps({"type": "reset", "data": {"task_id": "echo/say-done"}}))
+        conn.recv()
+        conn.send(lone({"type": "step", "data": call}))
+        assert json.loads(conn.recv())["type"] == "observation"
+    stateless = _raw(http, "/envs/echo/step", lone({"action": call}))
+    assert stateless.status_code == 200, stateless.text
+    http.delete(f"/v1/sessions/{sid}")
+
+
 def test_invalid_utf8_in_body_url_or_query_is_400(open_server):
     """Bytes that are not UTF-8, in a body, a path or a query string, are a 400 problem."""
     http = httpx.Client(base_url=open_server.url)

@@ -96,7 +96,8 @@ async def _step_or_submit(manager: SessionManager, sid: str, action: Any, caller
 
 WS_CODES = {"unavailable": "CAPACITY_REACHED", "quota_exceeded": "CAPACITY_REACHED", "bad_request": "VALIDATION_ERROR",
             "invalid_request": "VALIDATION_ERROR", "not_found": "VALIDATION_ERROR", "forbidden": "VALIDATION_ERROR",
-            "malformed_json": "INVALID_JSON", "binary_frame": "INVALID_JSON", "payload_too_large": "INVALID_JSON"}
+            "malformed_json": "INVALID_JSON", "binary_frame": "INVALID_JSON", "invalid_unicode": "INVALID_JSON",
+            "payload_too_large": "INVALID_JSON"}
 
 
 def _ws_error(exc: BaseException) -> dict[str, Any]:
