@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import Depends, Header, Request
+from fastapi import Depends, Request, Security
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from envhub.config import Settings
 from envhub.server.auth import Access, Caller
@@ -24,11 +25,16 @@ def get_settings_dep(request: Request) -> Settings:
     return request.app.state.hub.settings
 
 
+# Declares the scheme in /openapi.json; the header itself is read by `Access.caller`, which also
+# refuses a malformed one (HTTPBearer without auto_error would pass it as missing).
+BEARER = HTTPBearer(auto_error=False, description="An API key; without keys, the client token (docs/security.md).")
+
+
 def get_caller(request: Request,
-               authorization: Annotated[str | None, Header(include_in_schema=False)] = None) -> Caller:
+               _: Annotated[HTTPAuthorizationCredentials | None, Security(BEARER)] = None) -> Caller:
     """The caller of a session route (401 when keys are on and the key is missing or unknown)."""
     access: Access = request.app.state.access
-    return access.caller(authorization)
+    return access.caller(request.headers.get("authorization"))
 
 
 def check_reader(request: Request) -> None:
