@@ -185,10 +185,11 @@ class SessionManager:
             metrics.REFUSED.inc()
             raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions", retry_after_s=1.0)
         owner = caller.owner if caller is not None else None
-        quota = caller.key.max_sessions if caller is not None and caller.key is not None else None
-        if quota is not None and self._owned(owner) >= quota:
-            raise QuotaExceeded(f"API key {caller.key.name!r} holds {quota} live sessions, its quota: "  # type: ignore[union-attr]
-                                "close one first", retry_after_s=1.0)
+        key = caller.key if caller is not None else None
+        quota = key.max_sessions if key is not None else None
+        if key is not None and quota is not None and self._owned(owner) >= quota:
+            raise QuotaExceeded(f"API key {key.name!r} holds {quota} live sessions, its quota: close one first",
+                                retry_after_s=1.0)
         self._reserved += 1
         if quota is not None:  # resets in flight count against the key's quota too
             self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
@@ -252,7 +253,7 @@ class SessionManager:
             if key is not None and key in session.answers:  # the same key raced us here
                 return self._repeat(session, key, req.action)
             if session.result is not None or session.closed:
-                raise EpisodeOver("the episode is over: it was verified; start a new session")
+                raise EpisodeOver("the episode is over: it was verified or closed; start a new session")
             result = await self._step_locked(session, req.action)
             if key is not None:
                 session.answers[key] = (req.action, result)
