@@ -70,8 +70,7 @@ def test_lone_surrogate_in_idempotency_key_is_400_and_no_step_runs(open_server):
 
 
 def test_lone_surrogate_in_tool_arguments_is_the_agents_step_not_a_4xx(open_server):
-    """A lone surrogate inside a tool call's arguments reaches the core (an agent's step, answered in a 200),
-    on REST, both WebSockets and OpenEnv's HTTP step; the answer and the store encode it."""
+    """A lone surrogate inside a tool call's arguments is the agent's step (a 200 answer), on every route, never a 4xx."""
     http, sid = _owned(open_server)
     call = {"tool": "echo", "arguments": {"message": "LONE"}}
     r = _raw(http, f"/v1/sessions/{sid}/step", lone({"action": call}))
@@ -121,7 +120,7 @@ def test_lone_surrogate_in_websocket_frames_is_an_error_frame(open_server, log_t
 
 
 async def test_unencodable_observation_is_answered_and_stored_escaped(data_dir, run_episode):
-    """A tool answer holding a lone surrogate or NUL is sent (U+FFFD) and stored escaped, never a 500 or a lost step."""
+    """A tool answer holding a lone surrogate or NUL is sent and stored escaped, never a 500 or a lost step."""
     assert json.loads(dumps({"text": "a\ud800b"}))["text"] == "a\\ud800b"
     assert Observation(text="a\ud800b", data={"k": ["\udc80"]}).model_dump_json()  # the HTTP answer's encoder
     hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
