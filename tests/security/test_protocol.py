@@ -70,7 +70,7 @@ def test_lone_surrogate_in_idempotency_key_is_400_and_no_step_runs(open_server):
 
 
 def test_lone_surrogate_in_tool_arguments_is_the_agents_step_not_a_4xx(open_server):
-    """A lone surrogate inside a tool call's arguments is the agent's step (a 200 answer), on every route, never a 4xx."""
+    """A lone surrogate inside a tool call's arguments is the agent's step (a 200), on every route, never a 4xx."""
     http, sid = _owned(open_server)
     call = {"tool": "echo", "arguments": {"message": "LONE"}}
     r = _raw(http, f"/v1/sessions/{sid}/step", lone({"action": call}))
