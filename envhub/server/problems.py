@@ -11,6 +11,7 @@ from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from envhub.errors import EnvhubError, Unauthorized, Unavailable
+from envhub.server import metrics
 from envhub.server.encoding import dumps
 from envhub.spec import Problem
 
@@ -20,6 +21,13 @@ MEDIA_TYPE = "application/problem+json"
 
 def problem_for(exc: BaseException) -> Problem:
     """The problem body for any exception (shared by HTTP and WebSocket)."""
+    problem = _problem(exc)
+    if 400 <= problem.status < 500:
+        metrics.REJECTED.labels(problem.code).inc()
+    return problem
+
+
+def _problem(exc: BaseException) -> Problem:
     if isinstance(exc, EnvhubError):
         fc = exc.failure_class
         extra = {k: v for k, v in exc.extra.items() if k not in Problem.model_fields}

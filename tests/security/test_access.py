@@ -7,6 +7,7 @@ import json
 
 import httpx
 import pytest
+from prometheus_client import REGISTRY
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
@@ -62,10 +63,12 @@ def test_no_key_is_401_on_every_session_route(keyed_server):
 
 
 def test_unknown_or_malformed_key_is_401(keyed_server):
-    """A guessed key, or an Authorization header that is not Bearer, is a 401 problem."""
+    """A guessed key, or an Authorization header that is not Bearer, is a 401 problem (counted in /metrics)."""
+    before = REGISTRY.get_sample_value("envhub_requests_rejected_total", {"code": "unauthorized"}) or 0
     for header in (f"Bearer {SECRET}x", "Basic dXNlcjpwYXNz", "Bearer", SECRET):
         r = httpx.post(keyed_server.url + "/v1/sessions", json=ECHO, headers={"Authorization": header})
         assert r.status_code == 401, header
+    assert REGISTRY.get_sample_value("envhub_requests_rejected_total", {"code": "unauthorized"}) == before + 4
 
 
 def test_key_limited_to_families_gets_403(keyed_server):
