@@ -7,7 +7,7 @@ import secrets
 import uuid
 from typing import Any
 
-from envhub.errors import ERRORS_BY_CODE, EnvhubError, Unauthorized, Unavailable
+from envhub.errors import ERRORS_BY_CODE, EnvhubError, RequestError, Unauthorized, Unavailable
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 
 RETRY_STATUSES = {502, 503, 504}
@@ -44,12 +44,20 @@ def error_from(status: int, body: Any, retry_after: str | None) -> EnvhubError:
     code = str(problem.get("code", "internal"))
     detail = str(problem.get("detail") or f"HTTP {status}")
     cls = ERRORS_BY_CODE.get(code)
-    if cls is None:  # a code this client does not know: fall back by status
-        cls = Unavailable if status == 503 else next(
-            (c for c in ERRORS_BY_CODE.values() if c.status == status), EnvhubError)
+    if cls is None:  # a code this client does not know: fall back by status (a 4xx is a request error)
+        if status == 503:
+            cls = Unavailable
+        elif 400 <= status < 500:
+            cls = next((c for c in ERRORS_BY_CODE.values() if c.status == status and issubclass(c, RequestError)),
+                       RequestError)
+        else:
+            cls = next((c for c in ERRORS_BY_CODE.values() if c.status == status), EnvhubError)
     if issubclass(cls, Unavailable):
-        return cls(detail, retry_after_s=float(retry_after or 1), status_code=status)
-    return cls(detail, status_code=status)
+        err: EnvhubError = cls(detail, code=code, retry_after_s=float(retry_after or 1), status_code=status)
+    else:
+        err = cls(detail, code=code, status_code=status)
+    err.status = status
+    return err
 
 
 def explain(err: BaseException, configured: bool) -> BaseException:

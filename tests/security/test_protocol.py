@@ -152,6 +152,18 @@ def test_binary_and_invalid_utf8_frames_are_answered_cleanly(open_server, log_tr
     assert log_trap.bad == []
 
 
+def test_client_never_reports_a_refused_request_as_the_agents_error(open_server):
+    """A 4xx problem the client has no class for (invalid_unicode) is a RequestError, never an AgentError."""
+    from envhub.client._base import error_from
+    from envhub.errors import AgentError
+
+    r = httpx.post(open_server.url + "/v1/sessions", content=lone({"env": "LONE"}),
+                   headers={"content-type": "application/json"})
+    err = error_from(r.status_code, r.json(), None)
+    assert isinstance(err, RequestError) and not isinstance(err, AgentError)
+    assert (err.code, err.status) == ("invalid_unicode", 400)
+
+
 # -- OpenEnv routes: wrong shapes and types -------------------------------------------------------------
 @pytest.mark.parametrize("path,body", [
     ("/reset", {"env": 5}), ("/reset", {"seed": "abc"}), ("/envs/echo/reset", {"task_id": ["x"]}),
