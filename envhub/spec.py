@@ -95,10 +95,11 @@ class TaskRef(BaseModel):
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"env": "terminal", "task_id": "terminal/count-errors"}]})
-    env: str = Field(description="Environment family, e.g. `terminal`.")
-    task_id: str | None = Field(default=None, description="Task to load; a random task of `env` if omitted.")
+    env: str = Field(max_length=64, description="Environment family, e.g. `terminal`.")
+    task_id: str | None = Field(default=None, max_length=256,
+                                description="Task to load; a random task of `env` if omitted.")
     seed: int | None = Field(default=None, ge=0, description="Seed for task sampling and the environment.")
-    harness: str | None = Field(default=None, description="Tool-schema skin; `plain` by default.")
+    harness: str | None = Field(default=None, max_length=64, description="Tool-schema skin; `plain` by default.")
     lease_s: float | None = Field(default=None, gt=0, le=86_400, description="Idle lease; renewed by each call.")
     policy_version: str | None = Field(default=None, max_length=128, description="Recorded with the episode.")
 

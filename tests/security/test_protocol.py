@@ -55,6 +55,13 @@ def test_lone_surrogate_in_reset_field_is_400_and_creates_nothing(open_server, f
     assert open_server.hub.manager.active == before
 
 
+@pytest.mark.parametrize("field", ["env", "task_id", "harness", "policy_version"])
+def test_oversized_reset_field_is_422_and_not_echoed(open_server, field):
+    """A megabyte-long env, task id or harness is a short 422 problem, not stored nor echoed back twice."""
+    r = httpx.post(open_server.url + "/v1/sessions", json={"env": "echo", field: "x" * 1_000_000})
+    assert r.status_code == 422 and len(r.content) < 10_000, (r.status_code, len(r.content))
+
+
 def test_lone_surrogate_in_idempotency_key_is_400_and_no_step_runs(open_server):
     """A lone surrogate in an idempotency key (or anywhere in a step body) never runs the step."""
     http, sid = _owned(open_server)
