@@ -50,6 +50,16 @@ class Settings(BaseSettings):
     max_output_bytes: int = Field(default=64_000, ge=1024)
     idempotency_cache: int = Field(default=64, ge=1)
 
+    #: API keys (envhub.server.auth): "auto" = required unless serving on loopback; "on"; "off".
+    auth: Literal["auto", "on", "off"] = "auto"
+    #: Key entries, hashes only: `NAME sha256:HEX [families=a,b] [max_sessions=N]`, `;` or newline apart.
+    api_keys: str = ""
+    #: A file of key entries, one per line (read at start).
+    api_keys_file: Path | None = None
+    #: With keys on, the registry (page, /v1/envs, /v1/tasks), /health, /ready, /capacity, /metrics,
+    #: OpenEnv's /schema and /metadata stay readable without a key; false requires one there too.
+    public_reads: bool = True
+
     #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
     judge_url: str | None = None
     judge_model: str | None = None

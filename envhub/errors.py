@@ -13,9 +13,20 @@ wire, so the server translates exceptions to answers in exactly one place
     ├── TaskInvalid (ValueError)           task_invalid: the task itself is broken
     │   └── TaskFormatError                a task folder does not match the schema
     ├── Unavailable (RuntimeError)         unavailable: at capacity, retry later
+    │   └── QuotaExceeded                  429: the API key's session quota is in use
     └── RequestError (ValueError)          a malformed request: no failure class, a 4xx
-        ├── NotFound (LookupError)         unknown session, task or environment
+        ├── InvalidRequest                 422: a field of the request has the wrong type or value
+        ├── Unauthorized (PermissionError) 401: no API key, or an unknown one
+        ├── Forbidden (PermissionError)    403: the key may not do this (e.g. another family)
+        ├── NotFound (LookupError)         unknown session (or one another caller owns), task or environment
+        ├── Conflict                       409: the request contradicts the session's state
+        │   ├── EpisodeOver                the episode was verified or closed
+        │   └── IdempotencyConflict        a reused idempotency key with a different action
         └── PayloadTooLarge
+
+A raise may override the class's `code` (`RequestError("...", code="episode_over")`): the problem
+body carries that code (and the status of the subclass it names, here 409), and the client maps
+it back through `ERRORS_BY_CODE`.
 """
 
 from __future__ import annotations
@@ -54,9 +65,14 @@ class EnvhubError(Exception):
     status: int = 500
     code: str = "internal"
 
-    def __init__(self, detail: str, **extra: object) -> None:
+    def __init__(self, detail: str, *, code: str | None = None, **extra: object) -> None:
         super().__init__(detail)
         self.detail = detail
+        if code is not None and code != self.code:  # an instance override of the class's stable code...
+            self.code = code
+            known = ERRORS_BY_CODE.get(code)
+            if known is not None and issubclass(known, type(self)):
+                self.status = known.status  # ...which brings the status of the class it names
         self.extra = extra
 
 
@@ -108,9 +124,42 @@ class Unavailable(EnvhubError, RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class QuotaExceeded(Unavailable):
+    status = 429
+    code = "quota_exceeded"
+
+
 class RequestError(EnvhubError, ValueError):
     status = 400
     code = "bad_request"
+
+
+class InvalidRequest(RequestError):
+    status = 422
+    code = "invalid_request"
+
+
+class Unauthorized(RequestError, PermissionError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(RequestError, PermissionError):
+    status = 403
+    code = "forbidden"
+
+
+class Conflict(RequestError):
+    status = 409
+    code = "conflict"
+
+
+class EpisodeOver(Conflict):
+    code = "episode_over"
+
+
+class IdempotencyConflict(Conflict):
+    code = "idempotency_conflict"
 
 
 class NotFound(RequestError, LookupError):
@@ -135,6 +184,7 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
-        TaskInvalid, TaskFormatError, Unavailable, RequestError, NotFound, PayloadTooLarge,
+        TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequestError, InvalidRequest, Unauthorized,
+        Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from envhub.errors import FailureClass
 
@@ -40,6 +40,33 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments per the tool's inputSchema.")
 
 
+def _unencodable(value: Any) -> bool:
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_unencodable(v) for v in value)
+    return False
+
+
+def escape_unencodable(value: Any) -> Any:
+    """`value` with every character UTF-8 cannot encode (a lone surrogate) as its escape text (`\\ud800`)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {escape_unencodable(k): escape_unencodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_unencodable(v) for v in value]
+    return value
+
+
 class Observation(BaseModel):
     """What the agent sees after a reset or a step."""
 
@@ -49,6 +76,16 @@ class Observation(BaseModel):
     is_error: bool = Field(default=False, description="Whether the tool call failed.")
     timed_out: bool = Field(default=False, description="The call ran out of its time limit and was stopped "
                                                        "(the step is then graded `agent_timeout`).")
+
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> Observation:
+        """A tool may hand back a string UTF-8 cannot encode (a file name, a stored value, an echoed
+        argument): keep it as escape text, so the answer, the step log and the store all encode it."""
+        if _unencodable(self.text):
+            self.text = escape_unencodable(self.text)
+        if self.data and _unencodable(self.data):
+            self.data = escape_unencodable(self.data)
+        return self
 
 
 class TaskRef(BaseModel):
@@ -60,8 +97,9 @@ class TaskRef(BaseModel):
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"env": "terminal", "task_id": "terminal/count-errors"}]})
-    env: str = Field(description="Environment family, e.g. `terminal`.")
-    task_id: str | None = Field(default=None, description="Task to load; a random task of `env` if omitted.")
+    env: str = Field(max_length=64, description="Environment family, e.g. `terminal`.")
+    task_id: str | None = Field(default=None, max_length=256,
+                                description="Task to load; a random task of `env` if omitted.")
     seed: int | None = Field(default=None, ge=0, description="Seed for task sampling and the environment.")
     harness: str | None = Field(default=None, max_length=64, description=(
         "Tool-schema skin (`plain` by default): `mcp`, `openhands`, `claude-code`, `codex`, `swe-agent`; "
@@ -77,6 +115,9 @@ class SessionCreated(_Response):
     tools: list[ToolSpec]
     task: TaskRef
     lease_expires_at: datetime
+    client_token: str | None = Field(default=None, description=(
+        "Without API keys: the token this session belongs to. Send it as `Authorization: Bearer <token>` "
+        "on the session's calls (and on later resets, to own those too); other callers get 404."))
 
 
 class StepRequest(BaseModel):

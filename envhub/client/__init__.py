@@ -7,10 +7,12 @@
 
 Errors come back as the classes of `envhub.errors` (mapped from the problem's `code`); only
 retryable ones (`unavailable`, connection faults) are retried, and steps carry an idempotency
-key so a retried step never acts twice.
+key so a retried step never acts twice. Both send `ENVHUB_API_KEY` (or `api_key=`) as a Bearer
+credential; `auth_headers()` gives the same header to other clients (OpenEnv's `headers=`).
 """
 
 from envhub.client._async import AsyncEnvClient, AsyncSession
+from envhub.client._base import auth_headers
 from envhub.client._sync import EnvClient, Session
 
-__all__ = ["AsyncEnvClient", "AsyncSession", "EnvClient", "Session"]
+__all__ = ["AsyncEnvClient", "AsyncSession", "EnvClient", "Session", "auth_headers"]

@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from envhub.client._base import backoff, error_from, reset_body, should_retry, step_body
+from envhub.client._base import backoff, credential, error_from, explain, reset_body, should_retry, step_body
 from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
@@ -17,8 +17,10 @@ class AsyncEnvClient:
     """The async twin of `EnvClient`: same methods, awaited; `aclose` instead of `close`."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
-                 max_connections: int = 256) -> None:
+                 max_connections: int = 256, api_key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        bearer, self._keyed = credential(api_key)
+        self._headers = {"Authorization": f"Bearer {bearer}"}
         self.retries = retries
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._limit = max_connections
@@ -26,7 +28,7 @@ class AsyncEnvClient:
 
     def _session(self) -> aiohttp.ClientSession:
         if self._http is None:
-            self._http = aiohttp.ClientSession(timeout=self._timeout,
+            self._http = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers,
                                                connector=aiohttp.TCPConnector(limit=self._limit))
         return self._http
 
@@ -45,7 +47,7 @@ class AsyncEnvClient:
             except (TimeoutError, aiohttp.ClientConnectionError) as exc:
                 err = exc
             if attempt >= self.retries or not should_retry(err):
-                raise err
+                raise explain(err, self._keyed)
             await asyncio.sleep(backoff(attempt, err))
             attempt += 1
 

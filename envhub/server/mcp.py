@@ -8,7 +8,8 @@ Tool failures come back as MCP results with `isError` (the episode goes on); the
 class and trainability ride in `structuredContent`.
 
 The transport runs stateless (every HTTP request stands alone): the envhub session, not an MCP
-session, holds the episode's state.
+session, holds the episode's state. The caller is the session's owner, as on every route: send
+the API key, or without keys the reset's `client_token`, as `Authorization: Bearer ...`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
+from envhub.server.auth import Access, Caller
 from envhub.server.hub import Hub
 from envhub.spec import StepRequest, ToolCall
 
@@ -49,26 +51,29 @@ class SessionMcp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         await self.manager.handle_request(scope, receive, send)
 
-    def _session_id(self) -> str:
+    def _target(self) -> tuple[str, Caller]:
+        """The session this request is for, and who is asking (the session's owner sees it; anyone
+        else is told it does not exist, as on every other route)."""
         request = self.server.request_context.request
         match = _SID.search(request.url.path) if request is not None else None
         if match is None:
             raise ValueError("not a session's MCP endpoint")
-        return match.group(1)
+        access: Access = request.app.state.access
+        return match.group(1), access.caller(request.headers.get("authorization"))
 
     async def _list_tools(self) -> list[types.Tool]:
-        session = self.hub.manager.get(self._session_id())
+        session = self.hub.manager.get(*self._target())
         return [types.Tool(name=t.name, description=t.description, inputSchema=t.spec().input_schema)
                 for t in session.tools.values()] + [VERIFY]
 
     async def _call_tool(self, name: str, arguments: dict[str, Any]) -> types.CallToolResult:
-        sid = self._session_id()
+        sid, caller = self._target()
         if name == VERIFY.name:
-            v = await self.hub.manager.verify(sid)
+            v = await self.hub.manager.verify(sid, caller)
             text = f"reward {v.reward:g} ({'passed' if v.passed else 'failed'}; {v.failure_class.value})"
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
                                         structuredContent=v.model_dump(mode="json"), isError=False)
-        r = await self.hub.manager.step(sid, StepRequest(action=ToolCall(tool=name, arguments=arguments)))
+        r = await self.hub.manager.step(sid, StepRequest(action=ToolCall(tool=name, arguments=arguments)), caller)
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=r.observation.text)],
             structuredContent={"data": r.observation.data, "failure": r.failure.value, "trainable": r.trainable,

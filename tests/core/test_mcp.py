@@ -33,7 +33,8 @@ async def test_an_mcp_client_plays_a_whole_episode(server: LiveServer, task_id: 
         created = await envhub.reset(task.family, task_id, harness=skin)
     sid = created.session_id
     expressed = hub.manager.sessions[sid].skin
-    async with streamablehttp_client(f"{server.url}/v1/sessions/{sid}/mcp") as (read, write, _), \
+    owner = {"Authorization": f"Bearer {created.client_token}"}
+    async with streamablehttp_client(f"{server.url}/v1/sessions/{sid}/mcp", headers=owner) as (read, write, _), \
             ClientSession(read, write) as mcp:
         await mcp.initialize()
         listed = {t.name for t in (await mcp.list_tools()).tools}
@@ -50,9 +51,15 @@ async def test_an_mcp_client_plays_a_whole_episode(server: LiveServer, task_id: 
     assert hub.manager.sessions[sid].step_count >= 2
 
 
-async def test_an_unknown_session_answers_an_mcp_error(server: LiveServer) -> None:
-    async with streamablehttp_client(f"{server.url}/v1/sessions/nosuch/mcp") as (read, write, _), \
-            ClientSession(read, write) as mcp:
-        await mcp.initialize()
-        result = await mcp.call_tool("verify", {})
-    assert result.isError and "unknown session" in result.content[0].text
+async def test_another_callers_session_is_unknown_over_mcp(server: LiveServer) -> None:
+    """The MCP endpoint keeps session ownership: without the owner's token, the session does not exist."""
+    async with AsyncEnvClient(server.url) as envhub:
+        created = await envhub.reset("echo", "echo/say-done")
+    stranger = {"Authorization": "Bearer someone-else-entirely-0123456789"}
+    for headers in (stranger, {}):
+        async with streamablehttp_client(f"{server.url}/v1/sessions/{created.session_id}/mcp",
+                                         headers=headers) as (read, write, _), ClientSession(read, write) as mcp:
+            await mcp.initialize()
+            result = await mcp.call_tool("verify", {})
+        assert result.isError and "unknown session" in result.content[0].text
+    assert server.app.state.hub.manager.sessions[created.session_id].result is None  # nothing was judged

@@ -171,7 +171,9 @@ def test_no_tool_input_is_an_environment_fault(server: LiveServer, family: str) 
     counts = COUNTS.setdefault(family, Counter())
     hub = server.app.state.hub
     made: dict[str, int] = {}  # session id -> steps made in it
-    with httpx.Client(base_url=server.url, timeout=120) as client:
+    # Sessions belong to their creator: every call sends this client token (docs/security.md).
+    token = {"Authorization": "Bearer envhub-fuzz-client-token-0123456789"}
+    with httpx.Client(base_url=server.url, timeout=120, headers=token) as client:
         current: list[str] = []
 
         def session() -> str:

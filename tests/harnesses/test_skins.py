@@ -16,7 +16,7 @@ from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from tests.conftest import make_settings
 
-pytestmark = pytest.mark.asyncio(loop_scope="module")
+pytestmark = pytest.mark.asyncio(loop_scope="module")  # the module-scoped hub
 
 SKINS = sorted(harness.registered())
 #: A task per family; swe only where its toolchain is installed (checked in the test).
@@ -36,7 +36,7 @@ async def step(hub: Hub, sid: str, tool: str, **arguments):
     return await hub.manager.step(sid, StepRequest(action=ToolCall(tool=tool, arguments=arguments)))
 
 
-def test_the_shipped_skins_are_registered() -> None:
+async def test_the_shipped_skins_are_registered() -> None:
     assert {"plain", "mcp", "openhands", "claude-code", "codex", "swe-agent"} <= set(SKINS)
 
 
