@@ -85,7 +85,9 @@ class ConformanceSuite:
         tasks = self.http.get("/v1/tasks", params={"env": self.env}).json()["tasks"]
         for t in tasks:
             assert t["env"] == self.env and "validation" in t
-            hidden = set(t) - {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation"}
+            public = {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation",
+                      "by_harness"}
+            hidden = set(t) - public
             assert not hidden, f"task info exposes {hidden}"
         self._problem(self.http.get("/v1/tasks/no/such-task"), 404)
 

@@ -65,22 +65,6 @@ def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
 
 
-def encodable(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys too) written as its `\\udXXX` escape,
-    so the step log, the store and the verifier's trajectory always hold valid Unicode."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, list):
-        return [encodable(v) for v in value]
-    if isinstance(value, dict):
-        return {encodable(k): encodable(v) for k, v in value.items()}
-    return value
-
-
 _MISSING: Any = object()
 
 

@@ -50,11 +50,12 @@ from envhub.spec import (
     TaskRef,
     ToolCall,
     VerifyResult,
+    escape_unencodable,
 )
 from envhub.tasks.catalog import Catalog
 from envhub.validate.record import invalid_reason
 from envhub.tasks.model import Task
-from envhub.tools import Tool, encodable, find, show
+from envhub.tools import Tool, find, show
 from envhub.verify.runner import VerifierRunner, verdict
 
 if TYPE_CHECKING:
@@ -350,7 +351,7 @@ class SessionManager:
         elapsed = time.monotonic() - started
         if truncated:
             session.done = True
-        entry = {"step": session.step_count, "action": encodable(action.model_dump()),
+        entry = {"step": session.step_count, "action": escape_unencodable(action.model_dump()),
                  "observation": {"text": obs.text[:LOGGED_TEXT], "is_error": obs.is_error, "data": obs.data},
                  "failure": failure.value, "elapsed_s": round(elapsed, 6)}
         session.log.append(entry)

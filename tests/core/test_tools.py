@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envhub import families
-from envhub.tools import InvalidArguments, Param, Tool, check_object, encodable
+from envhub.tools import InvalidArguments, Param, Tool, check_object
 from tests.core.test_tool_fuzz import arguments, broken
 
 #: Rules JSON Schema cannot carry; the check adds them (and says so in its message).
@@ -101,10 +101,6 @@ def test_nested_errors_name_the_path() -> None:
     params = {"items": Param("array", items=Param("object", properties={"qty": Param("integer", minimum=1)}))}
     with pytest.raises(InvalidArguments, match=r"'items\[1\]\.qty': must be at least 1"):
         check_object(params, {"items": [{"qty": 2}, {"qty": 0}]})
-
-
-def test_encodable_escapes_lone_surrogates_only() -> None:
-    assert encodable({"k\ud800": ["한국어", "x\udfff"]}) == {"k\\ud800": ["한국어", "x\\udfff"]}
 
 
 @pytest.mark.parametrize("fmt", ["openai", "anthropic", "gemini", "mcp"])
