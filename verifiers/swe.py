@@ -7,14 +7,22 @@ A task's `tests/test_swe.py` is two lines:
 `grade()` (run once, cached) copies the read-only final state to a scratch folder, drops `.git`
 (the agent controls it), restores the task's `protected_paths` from `tests/protected.tar` (the
 base versions, shipped with the hidden tests; protected files the agent added are deleted),
-applies `tests/test.patch` with `git apply` (no fuzz), then runs `build` and `test_command`
-offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a fresh folder
-outside the repository. Only the report file the runner wrote there is parsed
+applies `tests/test.patch` with `git apply` (no fuzz), plants two honeypot tests (one must pass,
+one must fail; fresh random names, `verifiers.swe_honeypots`), then runs `build` and
+`test_command` offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a
+fresh folder outside the repository. Only the report file the runner wrote there is parsed
 (`verifiers.swe_reports`); console text never counts.
 
-Outcomes: a missing toolchain raises `EnvFault` (env_error, masked from training); the agent's
-code failing to build, a test patch that no longer applies, a missing or unparseable report, or
-a non-zero exit with a report that shows no failure are failed checks (the agent's failure).
+The build and the tests run the agent's code, so they run in a jail (`jail_argv`): another uid,
+their own pid, net and ipc namespaces, everything read-only but the repository, HOME/TMPDIR and
+the report folder. From there nothing can signal, trace or write to this process, which reads
+the report after the run. The runner itself runs inside the jail with the agent's code, so its
+report can still be forged from within: the honeypots expose that (`report_integrity`).
+
+Outcomes: a missing toolchain or a jail that cannot start raises `EnvFault` (env_error, masked
+from training); the agent's code failing to build, a test patch that no longer applies, a run
+that ends abnormally (killed, no report, a truncated one), a non-zero exit with a report that
+shows no failure, or a forged report are failed checks (the agent's failure, reward 0).
 Skipped tests count as not passing.
 
 The same machinery runs outside pytest for validation: `python3 -m verifiers.swe run --task DIR
@@ -109,6 +117,8 @@ class RunResult:
     honeypots: dict[str, bool] = field(default_factory=dict)
     #: ids the report listed more than once
     duplicates: list[str] = field(default_factory=list)
+    #: whether the build and tests ran in the jail (`jail_available`)
+    jailed: bool = False
     elapsed_s: dict[str, float] = field(default_factory=dict)
 
     def problem(self) -> str:
@@ -298,6 +308,18 @@ def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd:
                    "/bin/bash", "--noprofile", "--norc", "-c", command]
 
 
+@lru_cache(maxsize=1)
+def jail_available() -> bool:
+    """Whether this host lets the harness build the jail (user namespaces allowed): probed with
+    `true` before any of the agent's code runs, so the agent cannot influence the answer. Docker's
+    default seccomp profile forbids them (the docker sandbox backend): runs there are unjailed."""
+    try:
+        code, _, _ = _shell("true", cwd=Path("/"), env=dict(FIXED_ENV), timeout=30, jail=())
+    except JailError:
+        return False
+    return code == 0
+
+
 def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
            jail: tuple[Path, ...] | None = None) -> tuple[int | None, str, bool]:
     """Run `command` with bash in its own process group; kill the whole group at the deadline.
@@ -373,7 +395,8 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
     try:
         env = run_env(cfg, work, report_dir)
         env["TEST_ARGS"] = test_args
-        writable = (repo, work, report_dir) if jail else None
+        writable = (repo, work, report_dir) if jail and jail_available() else None
+        result.jailed = writable is not None
         if cfg.toolchain_check:
             code, out, _ = _shell(cfg.toolchain_check, cwd=work, env=env, timeout=60)
             if code != 0:
