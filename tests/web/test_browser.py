@@ -21,7 +21,7 @@ import pytest
 
 from envhub import families
 from envhub.client import EnvClient
-from envhub.config import REPO_ROOT
+from envhub.config import REPO_ROOT, Settings
 from envhub.spec import ToolCall
 from envhub.tasks.catalog import Catalog
 from tests.web.conftest import make_data_dir, wait_recorded
@@ -106,8 +106,9 @@ def _run_episodes(served: Served) -> None:
                 result = s.verify()
                 served.episodes[name] = {"id": s.id, "task": task, "steps": len(actions),
                                          "result": result.model_dump(mode="json")}
+    store_url = Settings(data_dir=served.data_dir, tasks_dir=REPO_ROOT / "tasks").store_url
     for ep in served.episodes.values():
-        wait_recorded(f"sqlite:///{served.data_dir / 'envhub.sqlite3'}", ep["id"], steps=ep["steps"])
+        wait_recorded(store_url, ep["id"], steps=ep["steps"])
 
 
 @pytest.fixture(scope="module")
