@@ -34,6 +34,19 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+def _check_env(env: str | None, known: Any = None) -> None:
+    """A misspelled --env fails (exit 2, with a "did you mean") instead of matching nothing: an
+    empty result would let a CI gate with a typo pass. `known`: the names served; default installed."""
+    if not env:
+        return
+    from envhub import families
+    from envhub.errors import NotFound
+
+    known = families.available() if known is None else known
+    if env not in known:
+        raise NotFound.for_name("environment", env, known)
+
+
 @app.command()
 def setup() -> None:
     """Install the verifier runtime (needs the package index once)."""
@@ -60,10 +73,14 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     if port:
         updates["port"] = port
     if env:
+        for name in env:
+            _check_env(name)
         updates["families"] = env
     settings = settings.model_copy(update=updates)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a live terminal session holds a few fds
+    console.print(f"episode store: {settings.store_label() if settings.store_enabled else 'off'}", highlight=False,
+                  soft_wrap=True)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level,
                 ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False, ws="websockets-sansio")
 
@@ -86,22 +103,38 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         from envhub.client import EnvClient
 
         with EnvClient(url) as client:
+            _check_env(env, [e["name"] for e in client.envs()])
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
                  "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
         catalog = None
     else:
+        _check_env(env)
         catalog = Catalog(get_settings().tasks_dir)
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
                  "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
     if as_json:
         _print_json(rows)
         return
-    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""))
-    for col in ("id", "group", "difficulty", "validation", "title"):
-        table.add_column(col)
+    from rich import box
+
+    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""), box=box.SIMPLE_HEAD, pad_edge=False)
+    # One line per task, ids never cut (people copy them into commands): group and title are cut
+    # with an ellipsis, and in a narrow terminal the least needed columns go (rich would squeeze
+    # every column into a few letters, or drop one silently).
+    widths = {"id": max([2] + [len(r["id"]) for r in rows]), "group": 8, "difficulty": 10, "validation": 11,
+              "title": 12}
+    for spare in ("group", "difficulty", "title"):
+        if sum(w + 2 for w in widths.values()) <= console.width:
+            break
+        del widths[spare]
+    free = console.width - sum(w + 2 for c, w in widths.items() if c not in ("group", "title"))
+    limits = {"group": min(24, free // 3), "title": free - 4 - min(24, free // 3) if "group" in widths else free - 2}
+    for col, width in widths.items():
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=width, max_width=limits.get(col))
     for r in rows:
-        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
+        cells = {**r, "validation": _status_style(r["validation"])}
+        table.add_row(*(cells[c] for c in widths))
     console.print(table)
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
@@ -185,7 +218,9 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
     from envhub.store import EpisodeStore
     from envhub.store.stats import fmt_seconds
 
-    store = EpisodeStore(get_settings().store_url)
+    _check_env(env)
+    settings = get_settings()
+    store = EpisodeStore(settings.store_url)
     try:
         rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, limit=limit)
     finally:
@@ -193,7 +228,8 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
     if as_json:
         _print_json({"total": total, "episodes": [r.model_dump(mode="json") for r in rows]})
         return
-    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""))
+    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""),
+                  caption=f"store: {settings.store_label()}")
     for col in ("started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"):
         table.add_column(col, justify="right" if col in ("steps", "reward", "verify") else "left")
     for r in rows:
@@ -229,10 +265,14 @@ def _local_server(settings: Settings) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+AGENTS = ("oracle", "noop", "replay")
+
+
 @app.command()
 def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | replay"),
         replay_file: Path = typer.Option(None, "--file", help="JSON list of tool calls, for --agent replay."),
-        url: str = typer.Option(None, help="Server URL; default: start one in-process."),
+        url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                help="A running server's URL; default: start one in-process (its own store)."),
         as_json: JsonOpt = False) -> None:
     """Drive one episode through the HTTP API and print the verify result."""
     from envhub import families
@@ -251,7 +291,11 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
             raise typer.BadParameter("--agent replay needs --file")
         actions = [ToolCall.model_validate(a) for a in json.loads(replay_file.read_text())]
     else:
-        raise typer.BadParameter("agent is one of oracle, noop, replay")
+        import difflib
+
+        close = difflib.get_close_matches(agent, AGENTS, n=1)
+        raise typer.BadParameter(f"unknown agent {agent!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                                 + f" (one of {', '.join(AGENTS)})", param_hint="--agent")
     with contextlib.ExitStack() as stack:
         base = url or stack.enter_context(_local_server(settings))
         with EnvClient(base) as client, client.session(task.family, task_id=task.id) as session:
@@ -278,13 +322,15 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
           env: str = typer.Option(None, help="Only this family."),
           per_family: int = typer.Option(0, help="A seeded draw of this many validated tasks per family."),
           seed: int = typer.Option(0, help="Seed for --per-family."),
-          url: str = typer.Option(None, help="Server or pool URL; default: start one in-process."),
+          url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                  help="Server or pool URL; default: start one in-process."),
           as_json: JsonOpt = False) -> None:
     """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0."""
     from envhub import families
     from envhub.client import EnvClient
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -381,6 +427,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -569,6 +616,19 @@ def _mount_optional() -> None:
 _mount_optional()
 
 
+def _usage_error(e: Exception) -> int:
+    """A mistyped command, option or value: one line naming the fix (Typer would print a
+    traceback-sized panel), and the exit code 2 of a usage error."""
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `envhub` or `envhub import`: the help is the answer
+        e.show()  # type: ignore[attr-defined]
+        return 0
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    message = e.format_message() if hasattr(e, "format_message") else str(e)
+    console.print(f"[red]error:[/red] {' '.join(message.split())}{hint}", highlight=False, soft_wrap=True)
+    return getattr(e, "exit_code", 2)
+
+
 def main() -> None:
     """The console script: envhub's own errors print as one clear line, not a traceback."""
     from envhub.errors import EnvhubError
@@ -576,14 +636,13 @@ def main() -> None:
     try:
         code = app(standalone_mode=False)  # click hands back an Exit's code instead of raising it
     except EnvhubError as e:
-        console.print(f"[red]error:[/red] {e.detail}", markup=True)
+        console.print(f"[red]error:[/red] {e.detail}", markup=True, soft_wrap=True)
         raise SystemExit(2) from None
-    except typer.Exit as e:
+    except (typer.Exit, click.exceptions.Exit) as e:
         raise SystemExit(e.exit_code) from None
-    except click.exceptions.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
+    except (typer.TyperException, click.exceptions.ClickException) as e:  # Typer vendors its own click
+        raise SystemExit(_usage_error(e)) from None
+    except (typer.Abort, click.exceptions.Abort):
         raise SystemExit(1) from None
     if isinstance(code, int):
         raise SystemExit(code)
