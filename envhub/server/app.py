@@ -11,7 +11,7 @@ from envhub.config import Settings, get_settings
 from envhub.server import problems
 from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
-from envhub.server.routes import health, openenv, registry, sessions, ws
+from envhub.server.routes import episodes, health, openenv, registry, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
 
@@ -31,7 +31,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app = FastAPI(title="envhub", version=PROTOCOL_VERSION, lifespan=lifespan)
     app.state.hub = hub
     problems.install(app)
-    for module in (sessions, ws, registry, health, openenv):
+    for module in (sessions, ws, registry, health, openenv, episodes):
         app.include_router(module.router)
     app.include_router(web_router)  # the registry browser at /
     for mount in hub.extras.get("routers", []):

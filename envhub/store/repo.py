@@ -96,7 +96,12 @@ def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
 
 # -- reads ---------------------------------------------------------------------------------------
 
-def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None) -> Select:
+def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None,
+              policy_version: str | None = None, harness: str | None = None) -> Select:
+    if policy_version:
+        stmt = stmt.where(EpisodeRow.policy_version == policy_version)
+    if harness:
+        stmt = stmt.where(EpisodeRow.harness == harness)
     if env:
         stmt = stmt.where(EpisodeRow.env == env)
     if task_id:
@@ -109,11 +114,13 @@ def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_cla
 
 
 def list_episodes(session: Session, *, env: str | None = None, task_id: str | None = None,
-                  failure_class: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
+                  failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
+                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
     """Newest first, with the total that matches."""
-    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), env=env, task_id=task_id,
-                                     failure_class=failure_class)) or 0
-    rows = session.scalars(_filtered(select(EpisodeRow), env=env, task_id=task_id, failure_class=failure_class)
+    where = {"env": env, "task_id": task_id, "failure_class": failure_class, "policy_version": policy_version,
+             "harness": harness}
+    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), **where)) or 0
+    rows = session.scalars(_filtered(select(EpisodeRow), **where)
                            .order_by(EpisodeRow.created_at.desc(), EpisodeRow.id).limit(limit).offset(offset)).all()
     return list(rows), total
 

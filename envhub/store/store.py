@@ -50,9 +50,11 @@ class EpisodeStore:
 
     # -- reads ----------------------------------------------------------------------------------------
     def episodes(self, *, env: str | None = None, task_id: str | None = None, failure_class: str | None = None,
+                 policy_version: str | None = None, harness: str | None = None,
                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
         with self._session() as s:
             rows, total = repo.list_episodes(s, env=env, task_id=task_id, failure_class=failure_class,
+                                             policy_version=policy_version, harness=harness,
                                              limit=limit, offset=offset)
             return [EpisodeSummary.of(r) for r in rows], total
 
