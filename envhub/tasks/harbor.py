@@ -42,7 +42,7 @@ from typing import Any
 import yaml
 
 from envhub.errors import TaskFormatError
-from envhub.tasks.model import Task
+from envhub.tasks.model import Task, short_title
 
 #: Where the generated wrapper lays out Harbor's filesystem inside the verifier sandbox.
 VERIFY_ROOT = "/tmp/harbor"
@@ -426,7 +426,7 @@ def _write_task(src: Path, folder: Path, task_id: str, toml: dict, task_meta: di
     config = {
         "id": task_id,
         "family": "terminal",
-        "title": title[:200],
+        "title": short_title(title),
         "difficulty": difficulty if difficulty in ("easy", "medium", "hard") else "medium",
         "tags": sorted({*tags, "harbor"}),
         "limits": {
