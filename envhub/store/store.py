@@ -82,6 +82,14 @@ class EpisodeStore:
         with self._session() as s:
             return repo.outcomes(s, env=env, task_id=task_id)
 
+    def by_policy(self, *, env: str | None = None, task_id: str | None = None) -> list[dict]:
+        with self._session() as s:
+            return repo.by_policy(s, env=env, task_id=task_id)
+
+    def task_outcomes(self, task_ids: list[str]) -> dict[str, dict]:
+        with self._session() as s:
+            return repo.task_outcomes(s, task_ids=task_ids)
+
     def counts(self, column: str, *, env: str | None = None) -> dict[str, int]:
         with self._session() as s:
             return repo.counts_by(s, column=column, env=env)
