@@ -213,6 +213,8 @@ def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
 def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
              env: str = typer.Option(None, "--env", help="Only this family."),
              outcome: str = typer.Option(None, help="Only this failure class (or 'unverified')."),
+             policy: str = typer.Option(None, "--policy", help="Only this policy version."),
+             harness: str = typer.Option(None, "--harness", help="Only this harness."),
              limit: int = typer.Option(50, min=1, max=10_000), as_json: JsonOpt = False) -> None:
     """Recorded episodes, newest first (from the episode store)."""
     from envhub.store import EpisodeStore
@@ -222,7 +224,8 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
     settings = get_settings()
     store = EpisodeStore(settings.store_url)
     try:
-        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, limit=limit)
+        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, policy_version=policy,
+                                     harness=harness, limit=limit)
     finally:
         store.engine.dispose()
     if as_json:

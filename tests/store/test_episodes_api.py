@@ -5,13 +5,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import io
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 import envhub.client
 from envhub.client import AsyncEnvClient, EnvClient
+from envhub.config import REPO_ROOT
 from envhub.errors import NotFound
 from tests.conftest import LiveServer
 from tests.store.conftest import echo_settings
@@ -59,6 +64,18 @@ def test_episodes_filter_and_carry_the_trajectory(recorded_server) -> None:
         assert [s["step"] for s in page["steps"]] == [2] and page["steps_total"] == 2
         with pytest.raises(NotFound, match="no episode"):
             client.episode("nosuch")
+
+
+def test_cli_episodes_filters_by_policy(recorded_server, data_dir: Path) -> None:
+    """`envhub episodes` reads the same store, with the same filters, and says which store it read."""
+    _, ids = recorded_server
+    env = {**os.environ, "ENVHUB_DATA_DIR": str(data_dir), "ENVHUB_TASKS_DIR": str(REPO_ROOT / "tasks")}
+    run = [sys.executable, "-m", "envhub.cli", "episodes"]
+    listed = subprocess.run([*run, "--policy", "p2", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert [e["id"] for e in json.loads(listed.stdout)["episodes"]] == [ids["p2-ok"]], listed.stderr
+    table = subprocess.run([*run, "--harness", "plain"], env={**env, "COLUMNS": "200"}, capture_output=True,
+                           text=True, timeout=60)
+    assert "3 of 3 episodes" in table.stdout and str(echo_settings(data_dir).store_path) in table.stdout
 
 
 def test_async_client_lists_tasks_and_episodes(recorded_server) -> None:
