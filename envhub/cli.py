@@ -116,28 +116,45 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
     if as_json:
         _print_json(rows)
         return
-    from rich import box
-
-    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""), box=box.SIMPLE_HEAD, pad_edge=False)
-    # One line per task, ids never cut (people copy them into commands): group and title are cut
-    # with an ellipsis, and in a narrow terminal the least needed columns go (rich would squeeze
-    # every column into a few letters, or drop one silently).
-    widths = {"id": max([2] + [len(r["id"]) for r in rows]), "group": 8, "difficulty": 10, "validation": 11,
-              "title": 12}
-    for spare in ("group", "difficulty", "title"):
-        if sum(w + 2 for w in widths.values()) <= console.width:
-            break
-        del widths[spare]
-    free = console.width - sum(w + 2 for c, w in widths.items() if c not in ("group", "title"))
-    limits = {"group": min(24, free // 3), "title": free - 4 - min(24, free // 3) if "group" in widths else free - 2}
-    for col, width in widths.items():
-        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=width, max_width=limits.get(col))
-    for r in rows:
-        cells = {**r, "validation": _status_style(r["validation"])}
-        table.add_row(*(cells[c] for c in widths))
+    cells = [{**r, "validation": _status_style(r["validation"])} for r in rows]
+    table = _fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
+                          ["id", "group", "difficulty", "validation", "title"], spare=["group", "difficulty", "title"],
+                          flex=["group", "title"])
     console.print(table)
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _fitted_table(title: str, rows: list[dict[str, str]], columns: list[str], *, spare: list[str],
+                  flex: list[str], right: tuple[str, ...] = ()) -> Table:
+    """One line per row at any terminal width, ids never cut (people copy them into commands).
+
+    Rich would squeeze every column into a few letters, or drop one silently. Here `flex` columns
+    give way first (cut with an ellipsis, down to 10 cells), then `spare` columns go, in that order.
+    """
+    from rich import box
+    from rich.text import Text
+
+    def width(col: str) -> int:
+        return max([len(col)] + [Text.from_markup(r[col]).cell_len for r in rows])
+
+    natural = {c: width(c) for c in columns}
+    least = {c: min(natural[c], 10) if c in flex else natural[c] for c in columns}
+    shown = list(columns)
+    for col in spare:
+        if sum(least[c] + 2 for c in shown) <= console.width:
+            break
+        shown.remove(col)
+    free = console.width - sum(natural[c] + 2 for c in shown if c not in flex)
+    flexed = [c for c in shown if c in flex]
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in shown:
+        limit = max(least[col], free // len(flexed) - 2) if col in flex else None
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=least[col] if col in flex else natural[col],
+                         max_width=limit, justify="right" if col in right else "left")
+    for r in rows:
+        table.add_row(*(r[c] for c in shown))
+    return table
 
 
 def _group(md: dict[str, Any]) -> str:
@@ -231,15 +248,18 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
     if as_json:
         _print_json({"total": total, "episodes": [r.model_dump(mode="json") for r in rows]})
         return
-    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""),
-                  caption=f"store: {settings.store_label()}")
-    for col in ("started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"):
-        table.add_column(col, justify="right" if col in ("steps", "reward", "verify") else "left")
+    cells = []
     for r in rows:
         colour = "green" if r.outcome == "ok" else "dim" if r.outcome == "unverified" else "red"
-        table.add_row(r.created_at.strftime("%Y-%m-%d %H:%M:%S"), r.id, r.task_id, r.harness,
-                      r.policy_version or "-", str(r.step_count), "-" if r.reward is None else f"{r.reward:.3g}",
-                      f"[{colour}]{r.outcome}[/{colour}]", fmt_seconds(r.verify_s))
+        cells.append({"started": r.created_at.strftime("%Y-%m-%d %H:%M:%S"), "id": r.id, "task": r.task_id,
+                      "harness": r.harness, "policy": r.policy_version or "-", "steps": str(r.step_count),
+                      "reward": "-" if r.reward is None else f"{r.reward:.3g}",
+                      "outcome": f"[{colour}]{r.outcome}[/{colour}]", "verify": fmt_seconds(r.verify_s)})
+    table = _fitted_table(f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""), cells,
+                          ["started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"],
+                          spare=["harness", "verify", "steps", "policy", "started"], flex=["policy"],
+                          right=("steps", "reward", "verify"))
+    table.caption = f"store: {settings.store_label()}"
     console.print(table)
 
 

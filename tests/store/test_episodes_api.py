@@ -73,9 +73,11 @@ def test_cli_episodes_filters_by_policy(recorded_server, data_dir: Path) -> None
     run = [sys.executable, "-m", "envhub.cli", "episodes"]
     listed = subprocess.run([*run, "--policy", "p2", "--json"], env=env, capture_output=True, text=True, timeout=60)
     assert [e["id"] for e in json.loads(listed.stdout)["episodes"]] == [ids["p2-ok"]], listed.stderr
-    table = subprocess.run([*run, "--harness", "plain"], env={**env, "COLUMNS": "200"}, capture_output=True,
+    table = subprocess.run([*run, "--harness", "plain"], env={**env, "COLUMNS": "80"}, capture_output=True,
                            text=True, timeout=60)
     assert "3 of 3 episodes" in table.stdout and str(echo_settings(data_dir).store_path) in table.stdout
+    rows = [line.split() for line in table.stdout.splitlines() if "echo/say-done" in line]
+    assert {word for row in rows for word in row} >= set(ids.values())  # ids whole at 80 columns
 
 
 def test_async_client_lists_tasks_and_episodes(recorded_server) -> None:
