@@ -654,12 +654,21 @@ def _usage_error(e: Exception) -> int:
 
 def main() -> None:
     """The console script: envhub's own errors print as one clear line, not a traceback."""
+    import httpx
+
     from envhub.errors import EnvhubError
 
     try:
         code = app(standalone_mode=False)  # click hands back an Exit's code instead of raising it
     except EnvhubError as e:
         console.print(f"[red]error:[/red] {e.detail}", markup=True, soft_wrap=True)
+        raise SystemExit(2) from None
+    except httpx.TransportError as e:  # --url / ENVHUB_URL names a server that does not answer
+        try:
+            where = str(e.request.url)
+        except RuntimeError:  # raised before a request existed
+            where = "the server"
+        console.print(f"[red]error:[/red] cannot reach {where}: {e}", highlight=False, soft_wrap=True)
         raise SystemExit(2) from None
     except (typer.Exit, click.exceptions.Exit) as e:
         raise SystemExit(e.exit_code) from None

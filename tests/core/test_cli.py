@@ -92,7 +92,8 @@ def test_run_uses_the_server_in_envhub_url(live_server) -> None:
     assert good.returncode == 0 and json.loads(good.stdout)["reward"] == 1.0, good.stdout + good.stderr
     # Nothing listens on port 9: had `run` ignored ENVHUB_URL it would have started its own server and passed.
     dead = _envhub("run", "echo/say-done", "--json", env={"ENVHUB_URL": "http://127.0.0.1:9"})
-    assert dead.returncode != 0 and "reward" not in dead.stdout
+    assert dead.returncode == 2 and "reward" not in dead.stdout
+    assert "cannot reach http://127.0.0.1:9/" in dead.stdout and "Traceback" not in dead.stdout + dead.stderr
 
 
 def test_list_never_cuts_ids_in_a_narrow_terminal() -> None:
