@@ -642,9 +642,9 @@ _mount_optional()
 def _usage_error(e: Exception) -> int:
     """A mistyped command, option or value: one line naming the fix (Typer would print a
     traceback-sized panel), and the exit code 2 of a usage error."""
-    if type(e).__name__ == "NoArgsIsHelpError":  # bare `envhub` or `envhub import`: the help is the answer
-        e.show()  # type: ignore[attr-defined]
-        return 0
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `envhub` or `envhub import` (Typer's or click's class)
+        e.show()  # type: ignore[attr-defined]  # the help is the answer
+        return getattr(e, "exit_code", 2)
     ctx = getattr(e, "ctx", None)
     hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
     message = e.format_message() if hasattr(e, "format_message") else str(e)
