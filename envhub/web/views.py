@@ -108,13 +108,12 @@ def env_page(hub: Hub, name: str, base_url: str = "http://127.0.0.1:8000") -> di
 
 
 def _rates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Adds the solve rate: passed among trainable verified episodes (masked faults left out)."""
-    return [{**r, "solve_rate": r["solved"] / r["verified"] if r["verified"] else None} for r in rows]
+    return [{**r, "solve": solve_text(r["solved"], r["verified"])} for r in rows]
 
 
 def solve_text(solved: int, verified: int) -> str:
+    """The solve rate: passed among trainable verified episodes (masked infra faults left out)."""
     return f"{solved / verified:.0%} ({solved}/{verified})" if verified else "–"
-
 
 
 def _charts(outcomes: list, samples: dict[str, list[float]], subject: str) -> dict[str, Any]:
@@ -214,16 +213,16 @@ def episode_page(hub: Hub, episode_id: str, params: dict[str, str]) -> dict[str,
     task = hub.catalog.tasks.get(detail.task_id)
     return {"ep": detail, "steps": steps, "paging": Paging(page=page, per=STEP_PAGE, total=total),
             "task_known": task is not None, "prompt": task.prompt if task else None,
-            "timings": timing_rows(detail.reset_s, detail.timings), "store_error": None}
+            "timings": timing_rows(detail.reset_s, detail.verify_s, detail.timings), "store_error": None}
 
 
 #: Verify's parts, in the order they happen (anything else recorded follows with its key as the label).
 TIMING_LABELS = {"export_s": "export state", "verify_s": "run verifier"}
 
 
-def timing_rows(reset_s: float | None, timings: dict[str, Any]) -> list[tuple[str, Any]]:
+def timing_rows(reset_s: float | None, verify_s: float | None, timings: dict[str, Any]) -> list[tuple[str, Any]]:
     """Readable labels, no raw keys: reset, verify (total), then what verify spent its time on."""
-    rows: list[tuple[str, Any]] = [("reset", reset_s), ("verify", timings.get("total_s"))]
+    rows: list[tuple[str, Any]] = [("reset", reset_s), ("verify", verify_s)]
     parts = {**{k: timings[k] for k in TIMING_LABELS if k in timings},
              **{k: v for k, v in timings.items() if k not in TIMING_LABELS and k != "total_s"}}
     return rows + [(TIMING_LABELS.get(k) or k.removesuffix("_s").replace("_", " "), v) for k, v in parts.items()]
