@@ -35,6 +35,19 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+def _check_env(env: str | None, known: Any = None) -> None:
+    """A misspelled --env fails (exit 2, with a "did you mean") instead of matching nothing: an
+    empty result would let a CI gate with a typo pass. `known`: the names served; default installed."""
+    if not env:
+        return
+    from envhub import families
+    from envhub.errors import NotFound
+
+    known = families.available() if known is None else known
+    if env not in known:
+        raise NotFound.for_name("environment", env, known)
+
+
 @app.command()
 def setup() -> None:
     """Install the verifier runtime (needs the package index once)."""
@@ -61,10 +74,14 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     if port:
         updates["port"] = port
     if env:
+        for name in env:
+            _check_env(name)
         updates["families"] = env
     settings = settings.model_copy(update=updates)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a live terminal session holds a few fds
+    console.print(f"episode store: {settings.store_label() if settings.store_enabled else 'off'}", highlight=False,
+                  soft_wrap=True)
     try:
         served = create_app(settings)
     except ValueError as e:  # e.g. a public interface without API keys
@@ -92,25 +109,58 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         from envhub.client import EnvClient
 
         with EnvClient(url) as client:
+            _check_env(env, [e["name"] for e in client.envs()])
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
                  "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
         catalog = None
     else:
+        _check_env(env)
         catalog = Catalog(get_settings().tasks_dir)
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
                  "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
     if as_json:
         _print_json(rows)
         return
-    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""))
-    for col in ("id", "group", "difficulty", "validation", "title"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
+    cells = [{**r, "validation": _status_style(r["validation"])} for r in rows]
+    table = _fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
+                          ["id", "group", "difficulty", "validation", "title"], spare=["group", "difficulty", "title"],
+                          flex=["group", "title"])
     console.print(table)
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _fitted_table(title: str, rows: list[dict[str, str]], columns: list[str], *, spare: list[str],
+                  flex: list[str], right: tuple[str, ...] = ()) -> Table:
+    """One line per row at any terminal width, ids never cut (people copy them into commands).
+
+    Rich would squeeze every column into a few letters, or drop one silently. Here `flex` columns
+    give way first (cut with an ellipsis, down to 10 cells), then `spare` columns go, in that order.
+    """
+    from rich import box
+    from rich.text import Text
+
+    def width(col: str) -> int:
+        return max([len(col)] + [Text.from_markup(r[col]).cell_len for r in rows])
+
+    natural = {c: width(c) for c in columns}
+    least = {c: min(natural[c], 10) if c in flex else natural[c] for c in columns}
+    shown = list(columns)
+    for col in spare:
+        if sum(least[c] + 2 for c in shown) <= console.width:
+            break
+        shown.remove(col)
+    free = console.width - sum(natural[c] + 2 for c in shown if c not in flex)
+    flexed = [c for c in shown if c in flex]
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in shown:
+        limit = max(least[col], free // len(flexed) - 2) if col in flex else None
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=least[col] if col in flex else natural[col],
+                         max_width=limit, justify="right" if col in right else "left")
+    for r in rows:
+        table.add_row(*(r[c] for c in shown))
+    return table
 
 
 def _group(md: dict[str, Any]) -> str:
@@ -199,27 +249,36 @@ def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
 def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
              env: str = typer.Option(None, "--env", help="Only this family."),
              outcome: str = typer.Option(None, help="Only this failure class (or 'unverified')."),
+             policy: str = typer.Option(None, "--policy", help="Only this policy version."),
+             harness: str = typer.Option(None, "--harness", help="Only this harness."),
              limit: int = typer.Option(50, min=1, max=10_000), as_json: JsonOpt = False) -> None:
     """Recorded episodes, newest first (from the episode store)."""
     from envhub.store import EpisodeStore
     from envhub.store.stats import fmt_seconds
 
-    store = EpisodeStore(get_settings().store_url)
+    _check_env(env)
+    settings = get_settings()
+    store = EpisodeStore(settings.store_url)
     try:
-        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, limit=limit)
+        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, policy_version=policy,
+                                     harness=harness, limit=limit)
     finally:
         store.engine.dispose()
     if as_json:
         _print_json({"total": total, "episodes": [r.model_dump(mode="json") for r in rows]})
         return
-    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""))
-    for col in ("started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"):
-        table.add_column(col, justify="right" if col in ("steps", "reward", "verify") else "left")
+    cells = []
     for r in rows:
         colour = "green" if r.outcome == "ok" else "dim" if r.outcome == "unverified" else "red"
-        table.add_row(r.created_at.strftime("%Y-%m-%d %H:%M:%S"), r.id, r.task_id, r.harness,
-                      r.policy_version or "-", str(r.step_count), "-" if r.reward is None else f"{r.reward:.3g}",
-                      f"[{colour}]{r.outcome}[/{colour}]", fmt_seconds(r.verify_s))
+        cells.append({"started": r.created_at.strftime("%Y-%m-%d %H:%M:%S"), "id": r.id, "task": r.task_id,
+                      "harness": r.harness, "policy": r.policy_version or "-", "steps": str(r.step_count),
+                      "reward": "-" if r.reward is None else f"{r.reward:.3g}",
+                      "outcome": f"[{colour}]{r.outcome}[/{colour}]", "verify": fmt_seconds(r.verify_s)})
+    table = _fitted_table(f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""), cells,
+                          ["started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"],
+                          spare=["harness", "verify", "steps", "policy", "started"], flex=["policy"],
+                          right=("steps", "reward", "verify"))
+    table.caption = f"store: {settings.store_label()}"
     console.print(table)
 
 
@@ -248,10 +307,14 @@ def _local_server(settings: Settings) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+AGENTS = ("oracle", "noop", "replay")
+
+
 @app.command()
 def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | replay"),
         replay_file: Path = typer.Option(None, "--file", help="JSON list of tool calls, for --agent replay."),
-        url: str = typer.Option(None, help="Server URL; default: start one in-process."),
+        url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                help="A running server's URL; default: start one in-process (its own store)."),
         as_json: JsonOpt = False) -> None:
     """Drive one episode through the HTTP API and print the verify result."""
     from envhub import families
@@ -270,7 +333,11 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
             raise typer.BadParameter("--agent replay needs --file")
         actions = [ToolCall.model_validate(a) for a in json.loads(replay_file.read_text())]
     else:
-        raise typer.BadParameter("agent is one of oracle, noop, replay")
+        import difflib
+
+        close = difflib.get_close_matches(agent, AGENTS, n=1)
+        raise typer.BadParameter(f"unknown agent {agent!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                                 + f" (one of {', '.join(AGENTS)})", param_hint="--agent")
     with contextlib.ExitStack() as stack:
         base = url or stack.enter_context(_local_server(settings))
         with EnvClient(base) as client, client.session(task.family, task_id=task.id) as session:
@@ -297,7 +364,8 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
           env: str = typer.Option(None, help="Only this family."),
           per_family: int = typer.Option(0, help="A seeded draw of this many validated tasks per family."),
           seed: int = typer.Option(0, help="Seed for --per-family."),
-          url: str = typer.Option(None, help="Server or pool URL; default: start one in-process."),
+          url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                  help="Server or pool URL; default: start one in-process."),
           harness: str = typer.Option("plain", help="Harness skin to play through, or `all` (every skin that "
                                                      "can present each task's family)."),
           as_json: JsonOpt = False) -> None:
@@ -309,6 +377,7 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
     from envhub.client import EnvClient
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -419,6 +488,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -657,21 +727,42 @@ def _mount_optional() -> None:
 _mount_optional()
 
 
+def _usage_error(e: Exception) -> int:
+    """A mistyped command, option or value: one line naming the fix (Typer would print a
+    traceback-sized panel), and the exit code 2 of a usage error."""
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `envhub` or `envhub import` (Typer's or click's class)
+        e.show()  # type: ignore[attr-defined]  # the help is the answer
+        return getattr(e, "exit_code", 2)
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    message = e.format_message() if hasattr(e, "format_message") else str(e)
+    console.print(f"[red]error:[/red] {' '.join(message.split())}{hint}", highlight=False, soft_wrap=True)
+    return getattr(e, "exit_code", 2)
+
+
 def main() -> None:
     """The console script: envhub's own errors print as one clear line, not a traceback."""
+    import httpx
+
     from envhub.errors import EnvhubError
 
     try:
         code = app(standalone_mode=False)  # click hands back an Exit's code instead of raising it
     except EnvhubError as e:
-        console.print(f"[red]error:[/red] {e.detail}", markup=True)
+        console.print(f"[red]error:[/red] {e.detail}", markup=True, soft_wrap=True)
         raise SystemExit(2) from None
-    except typer.Exit as e:
+    except httpx.TransportError as e:  # --url / ENVHUB_URL names a server that does not answer
+        try:
+            where = str(e.request.url)
+        except RuntimeError:  # raised before a request existed
+            where = "the server"
+        console.print(f"[red]error:[/red] cannot reach {where}: {e}", highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None
+    except (typer.Exit, click.exceptions.Exit) as e:
         raise SystemExit(e.exit_code) from None
-    except click.exceptions.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
+    except (typer.TyperException, click.exceptions.ClickException) as e:  # Typer vendors its own click
+        raise SystemExit(_usage_error(e)) from None
+    except (typer.Abort, click.exceptions.Abort):
         raise SystemExit(1) from None
     if isinstance(code, int):
         raise SystemExit(code)

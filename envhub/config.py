@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import lru_cache
@@ -74,8 +75,24 @@ class Settings(BaseSettings):
         return v
 
     @property
+    def store_path(self) -> Path:
+        """The default SQLite episode store: one per project (the tasks folder served) in the data
+        folder, so two checkouts, or a test run, never mix their episodes in a shared data folder."""
+        tasks = self.tasks_dir.resolve()
+        key = hashlib.sha256(str(tasks).encode()).hexdigest()[:8]
+        return self.data_dir / "episodes" / f"{tasks.parent.name or 'root'}-{key}.sqlite3"
+
+    @property
     def store_url(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'envhub.sqlite3'}"
+        return self.database_url or f"sqlite:///{self.store_path}"
+
+    def store_label(self) -> str:
+        """Where episodes go, for people: the file, or the database URL without its password."""
+        if self.database_url is None:
+            return str(self.store_path)
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).render_as_string(hide_password=True)
 
 
 @lru_cache

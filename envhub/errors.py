@@ -47,6 +47,9 @@ class FailureClass(str, enum.Enum):
     task_invalid = "task_invalid"
     unavailable = "unavailable"
 
+    def __str__(self) -> str:  # "ok", not "FailureClass.ok", in messages and f-strings
+        return self.value
+
     @property
     def trainable(self) -> bool:
         """Whether the sample belongs in a training batch with its reward (never for infra faults)."""
@@ -169,8 +172,10 @@ class NotFound(RequestError, LookupError):
     @classmethod
     def for_name(cls, kind: str, name: str, known: Iterable[str]) -> NotFound:
         """A not-found error with a "did you mean" hint, as Gymnasium's registry gives."""
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        known = sorted(known)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = (f"; did you mean {close[0]!r}?" if close
+                else f" (known: {', '.join(known)})" if 0 < len(known) <= 12 else "")
         return cls(f"unknown {kind} {name!r}{hint}", kind=kind, name=name)
 
 

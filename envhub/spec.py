@@ -96,7 +96,7 @@ class TaskRef(BaseModel):
 
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"env": "terminal", "task_id": "terminal/count-errors"}]})
+        "examples": [{"env": "terminal", "task_id": "terminal/count-error-lines"}]})
     env: str = Field(max_length=64, description="Environment family, e.g. `terminal`.")
     task_id: str | None = Field(default=None, max_length=256,
                                 description="Task to load; a random task of `env` if omitted.")
@@ -285,3 +285,66 @@ class WsClose(BaseModel):
 
 
 WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose, Field(discriminator="op")]
+
+
+# --- The episode store (/v1/episodes) ---------------------------------------------------------
+
+class EpisodeInfo(_Response):
+    """One recorded episode: who ran what, and the verdict (null fields: not verified yet)."""
+
+    id: str = Field(description="The session id the episode ran under.")
+    env: str
+    task_id: str
+    harness: str = Field(description="The tool-schema skin the agent saw.")
+    policy_version: str | None = Field(description="What the trainer passed at reset, to compare checkpoints.")
+    created_at: datetime
+    ended_at: datetime | None
+    step_count: int
+    reward: float | None
+    passed: bool | None
+    failure_class: FailureClass | None
+    trainable: bool | None
+    reset_s: float | None
+    verify_s: float | None
+
+
+class EpisodeList(_Response):
+    episodes: list[EpisodeInfo] = Field(description="Newest first.")
+    total: int = Field(description="How many episodes match the filters.")
+
+
+class EpisodeCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kind: str
+    weight: float
+    passed: bool
+    score: float
+    message: str
+
+
+class EpisodeStep(BaseModel):
+    """One step of the trajectory, as recorded (long arguments and observations are cut)."""
+
+    model_config = ConfigDict(extra="forbid")
+    step: int
+    tool: str
+    arguments: Any
+    arguments_cut: bool
+    observation: str
+    observation_cut: bool
+    is_error: bool
+    failure: str
+    elapsed_s: float | None
+
+
+class EpisodeDetail(EpisodeInfo):
+    """An episode with its verdict's checks and timings, and its trajectory."""
+
+    verified_at: datetime | None
+    detail: str
+    verifier_sha256: str | None
+    timings: dict[str, Any]
+    checks: list[EpisodeCheck]
+    steps: list[EpisodeStep] = Field(description="The trajectory, from `step_offset`, at most `step_limit` steps.")
+    steps_total: int = Field(description="How many steps were recorded.")

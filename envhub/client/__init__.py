@@ -1,9 +1,9 @@
 """The envhub client: `EnvClient` and `AsyncEnvClient`, twins of the same surface.
 
     with EnvClient("http://127.0.0.1:8000") as hub:
-        with hub.session("terminal", task_id="terminal/count-errors") as s:
-            s.step("bash", command="grep -c ERROR app.log > count.txt")
-            print(s.verify().reward)
+        with hub.session("terminal", task_id="terminal/count-error-lines") as s:
+            s.step("bash", command="cut -d' ' -f3 logs/app.log | grep -cx ERROR > error_count.txt")
+            print(s.verify().reward)  # 1.0
 
 Errors come back as the classes of `envhub.errors` (mapped from the problem's `code`); only
 retryable ones (`unavailable`, connection faults) are retried, and steps carry an idempotency

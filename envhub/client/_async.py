@@ -1,4 +1,4 @@
-"""The async client (aiohttp: httpx's async pool collapses at high concurrency, DESIGN §7b)."""
+"""The async client, on aiohttp: httpx's async connection pool collapsed at high concurrency."""
 
 from __future__ import annotations
 
@@ -32,11 +32,12 @@ class AsyncEnvClient:
                                                connector=aiohttp.TCPConnector(limit=self._limit))
         return self._http
 
-    async def _call(self, method: str, path: str, json: Any = None) -> Any:
+    async def _call(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None) -> Any:
         attempt = 0
+        query = {k: str(v) for k, v in (params or {}).items() if v is not None}
         while True:
             try:
-                async with self._session().request(method, self.base_url + path, json=json) as r:
+                async with self._session().request(method, self.base_url + path, json=json, params=query) as r:
                     if r.status < 400:
                         return None if r.status == 204 else await r.json(content_type=None)
                     try:
@@ -53,6 +54,19 @@ class AsyncEnvClient:
 
     async def envs(self) -> list[dict[str, Any]]:
         return (await self._call("GET", "/v1/envs"))["envs"]
+
+    async def tasks(self, **filters: Any) -> list[dict[str, Any]]:
+        """Tasks, filtered as `/v1/tasks` is: env, tag, difficulty, validation, q, limit, offset."""
+        return (await self._call("GET", "/v1/tasks", params=filters))["tasks"]
+
+    async def episodes(self, **filters: Any) -> dict[str, Any]:
+        """Recorded episodes, newest first: `{episodes, total}`; filters env, task_id, policy_version,
+        harness, failure_class, limit, offset."""
+        return await self._call("GET", "/v1/episodes", params=filters)
+
+    async def episode(self, episode_id: str, **params: Any) -> dict[str, Any]:
+        """One episode with its checks and trajectory (`step_offset`, `step_limit`)."""
+        return await self._call("GET", f"/v1/episodes/{episode_id}", params=params)
 
     async def health(self) -> dict[str, Any]:
         return await self._call("GET", "/health")

@@ -51,6 +51,17 @@ class EnvClient:
         query = httpx.QueryParams({k: v for k, v in filters.items() if v is not None})
         return self._call("GET", f"/v1/tasks?{query}")["tasks"]
 
+    def episodes(self, **filters: Any) -> dict[str, Any]:
+        """Recorded episodes, newest first: `{episodes, total}`; filters env, task_id, policy_version,
+        harness, failure_class, limit, offset."""
+        query = httpx.QueryParams({k: v for k, v in filters.items() if v is not None})
+        return self._call("GET", f"/v1/episodes?{query}")
+
+    def episode(self, episode_id: str, **params: Any) -> dict[str, Any]:
+        """One episode with its checks and trajectory (`step_offset`, `step_limit`)."""
+        query = httpx.QueryParams({k: v for k, v in params.items() if v is not None})
+        return self._call("GET", f"/v1/episodes/{episode_id}?{query}")
+
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")
 

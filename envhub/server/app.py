@@ -5,17 +5,17 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from envhub.config import Settings, get_settings
 from envhub.server import frames, problems
 from envhub.server.auth import Access
-from envhub.server.deps import READERS
+from envhub.server.deps import READERS, get_caller
 from envhub.server.encoding import SafeJSONResponse
 from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
 from envhub.server.mcp import SessionMcp
-from envhub.server.routes import health, openenv, registry, sessions, ws
+from envhub.server.routes import episodes, health, openenv, registry, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
 
@@ -47,6 +47,8 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.mount("/v1/sessions/{session_id}/mcp", mcp)  # MCP's streamable HTTP, one endpoint per session
     for module in (registry, health):
         app.include_router(module.router, dependencies=READERS)
+    # Recorded episodes hold other callers' trajectories: with keys on, reading them takes a key.
+    app.include_router(episodes.router, dependencies=[Depends(get_caller)])
     app.include_router(web_router, dependencies=READERS)  # the registry browser at /
     for mount in hub.extras.get("routers", []):
         app.include_router(mount)

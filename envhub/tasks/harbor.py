@@ -49,10 +49,9 @@ import yaml
 
 from envhub.errors import TaskFormatError
 from envhub.sandbox.base import SandboxLimits
+from envhub.tasks.dockerfile import DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay, replay_docker
 from envhub.tasks.harbor_wrapper import WRAPPER
-from envhub.tasks.dockerfile import (DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay,
-                                     replay_docker)
-from envhub.tasks.model import Task
+from envhub.tasks.model import Task, short_title
 
 __all__ = ["import_harbor", "parse_dockerfile", "detect_layout"]
 
@@ -365,7 +364,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     config = {
         "id": task_id,
         "family": "terminal",
-        "title": _title(title),
+        "title": short_title(title),
         "difficulty": difficulty if difficulty in ("easy", "medium", "hard") else "medium",
         "tags": sorted({*tags, "harbor"}),
         "limits": {
@@ -409,14 +408,6 @@ def _initial_state_archive(state: Path, tests: Path) -> bool:
         for p in sorted(state.iterdir()):
             tar.add(p, arcname=p.name)
     return True
-
-
-def _title(text: str, limit: int = 200) -> str:
-    """At most `limit` characters, cut at a word boundary."""
-    if len(text) <= limit:
-        return text
-    cut = text[:limit - 1].rsplit(" ", 1)[0].rstrip(",;:.")
-    return cut + "…"
 
 
 def _first_line(text: str) -> str:
