@@ -40,12 +40,14 @@ def snippets(base: str, env: str, task: Task | None, tool: ToolSpec | None) -> d
     action = json.dumps({"action": {"tool": name, "arguments": args}}, ensure_ascii=False)
     kwargs = ", ".join(f"{k}={v!r}" for k, v in args.items())
     http = "\n".join([
-        f"S=$(curl -s -X POST {base}/v1/sessions -H 'content-type: application/json' \\",
-        f"     -d {shlex.quote(reset_body)} | jq -r .session_id)",
-        f"curl -s -X POST {base}/v1/sessions/$S/step -H 'content-type: application/json' \\",
+        f"R=$(curl -s -X POST {base}/v1/sessions -H 'content-type: application/json' \\",
+        f"     -d {shlex.quote(reset_body)})",
+        "S=$(echo \"$R\" | jq -r .session_id)",
+        "A=\"Authorization: Bearer $(echo \"$R\" | jq -r .client_token)\"  # the session is yours: say so",
+        f"curl -s -X POST {base}/v1/sessions/$S/step -H \"$A\" -H 'content-type: application/json' \\",
         f"     -d {shlex.quote(action)}",
-        f"curl -s -X POST {base}/v1/sessions/$S/verify     # reward, checks, failure_class",
-        f"curl -s -X DELETE {base}/v1/sessions/$S"])
+        f"curl -s -X POST {base}/v1/sessions/$S/verify -H \"$A\"    # reward, checks, failure_class",
+        f"curl -s -X DELETE {base}/v1/sessions/$S -H \"$A\""])
     python = "\n".join([
         "from envhub.client import EnvClient",
         "",
@@ -61,10 +63,23 @@ def snippets(base: str, env: str, task: Task | None, tool: ToolSpec | None) -> d
         f"    env.step({json.dumps({'tool': name, 'arguments': args}, ensure_ascii=False)})",
         '    print(env.step({"tool": "submit"}).reward)  # submit ends the episode with the verdict'])
     mcp = "\n".join([
-        "# The tools in MCP's tools/list shape (name, description, inputSchema), to register with an",
-        "# MCP host; envhub serves no MCP transport itself, so calls go through one of the APIs above.",
-        f"curl -s {base}/v1/envs/{env} | jq '{{tools: .tools}}'"])
-    return {"HTTP": http, "Python client": python, "OpenEnv client": openenv, "MCP tools": mcp}
+        "# Every session is an MCP server (streamable HTTP), for any MCP client or agent harness.",
+        "import asyncio",
+        "from mcp import ClientSession",
+        "from mcp.client.streamable_http import streamablehttp_client",
+        "from envhub.client import EnvClient",
+        "",
+        "async def main():",
+        f'    created = EnvClient("{base}").reset("{env}"{task_arg})',
+        f'    url = f"{base}/v1/sessions/{{created.session_id}}/mcp"',
+        '    owner = {"Authorization": f"Bearer {created.client_token}"}',
+        "    async with streamablehttp_client(url, headers=owner) as (read, write, _), ClientSession(read, write) as s:",
+        "        await s.initialize()",
+        f"        await s.call_tool({name!r}, {args!r})",
+        '        print((await s.call_tool("verify", {})).structuredContent["reward"])',
+        "",
+        "asyncio.run(main())"])
+    return {"HTTP": http, "Python client": python, "OpenEnv client": openenv, "MCP": mcp}
 
 
 def judge_version(family: type[Family]) -> str:
