@@ -1,11 +1,17 @@
 """Validation mutators for terminal tasks: perturb the oracle's final workspace; each must fail.
 
 The outputs are what the oracle changed: files that are new or differ from the task's `state/`
-(contents or mode), outside `.git/`. A mutator perturbs one output the way a careless or lazy
-agent would get it wrong (a number off by one, a line dropped or doubled, a wrong mode, a file
-cut short, a stale copy left in place) and returns False when the task has no output it
-applies to. A mutant that survives means the verifier cannot tell the wrong output from the
-right one: `envhub validate` rejects the task until its tests are made sharper.
+(contents or mode), outside `.git/`, leaving out runtime by-products (logs, pid files, objects)
+that a verifier rightly regenerates. Files the prompt names come first, data before code (a
+script is judged by running it, where one line may not matter), answers (new files) before
+edited inputs. A mutator perturbs one output the way a careless or lazy agent would get
+it wrong (a number off by one, a line dropped or doubled, a wrong mode, a file cut short, a
+stale copy left in place) and returns False when the task has no output it applies to. A mutant
+that survives means the verifier cannot tell the wrong output from the right one: `envhub
+validate` rejects the task until its tests are made sharper.
+
+A task may declare a mutator meaningless for it, with the reason, in `task.yaml`:
+`metadata: {mutants_not_applicable: {drop_line: "why a dropped line is still a right answer"}}`.
 """
 
 from __future__ import annotations
@@ -28,16 +34,32 @@ def _files(root: Path) -> dict[str, Path]:
             if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(root).parts}
 
 
+BYPRODUCTS = (".log", ".pid", ".o", ".lock", ".pyc", ".orig", ".rej")
+CODE = {".sh", ".py", ".c", ".h", ".pl", ".rb", ".js", ".awk", ".sed", ".mk"}
+
+
 def _changed(task: Task, state: Path) -> list[tuple[str, Path, Path | None]]:
-    """(relative path, final file, initial file or None) for every output the oracle left."""
+    """(relative path, final file, initial file or None) for every output the oracle left:
+    named in the prompt first, new files before edited ones."""
     initial = _files(task.state_dir)
     out = []
     for rel, p in _files(state).items():
         before = initial.get(rel)
+        if rel.endswith(BYPRODUCTS) or "__pycache__" in rel:
+            continue
         if before is None or before.read_bytes() != p.read_bytes() or \
                 stat.S_IMODE(before.stat().st_mode) != stat.S_IMODE(p.stat().st_mode):
             out.append((rel, p, before))
-    return out
+    named = lambda rel: rel in task.prompt or f"`{Path(rel).name}`" in task.prompt  # noqa: E731
+    return sorted(out, key=lambda x: (not named(x[0]), _is_code(x[1]), x[2] is not None, x[0]))
+
+
+def _is_code(p: Path) -> bool:
+    """Scripts and sources are judged by running them, where a line's meaning varies: data first."""
+    if p.suffix in CODE or p.name == "Makefile":
+        return True
+    with p.open("rb") as f:
+        return f.read(2) == b"#!"
 
 
 def _text(p: Path) -> str | None:
@@ -51,9 +73,8 @@ def _text(p: Path) -> str | None:
 
 
 def _texts(task: Task, state: Path) -> list[tuple[Path, str]]:
-    """Changed text outputs, new files first (they are the answers; edited inputs come after)."""
-    found = [(p, t, before is not None) for _, p, before in _changed(task, state) if (t := _text(p)) is not None]
-    return [(p, t) for p, t, _ in sorted(found, key=lambda x: x[2])]
+    """Changed text outputs, in `_changed`'s order."""
+    return [(p, t) for _, p, _ in _changed(task, state) if (t := _text(p)) is not None]
 
 
 def _content_lines(text: str) -> list[int]:
@@ -118,14 +139,13 @@ def truncate_file(task: Task, state: Path) -> bool:
 
 
 def wrong_permission(task: Task, state: Path) -> bool:
-    """A mode the oracle set is undone: back to the initial mode, or a new executable loses +x."""
+    """A mode the oracle changed on an existing file is back to what it was.
+
+    (New files are left alone: whether a new script needs +x depends on how it is run.)"""
     for _, p, before in _changed(task, state):
         mode = stat.S_IMODE(p.stat().st_mode)
         if before is not None and stat.S_IMODE(before.stat().st_mode) != mode:
             p.chmod(stat.S_IMODE(before.stat().st_mode) | stat.S_IRUSR)
-            return True
-        if before is None and mode & 0o111:
-            p.chmod(mode & ~0o111)
             return True
     return False
 
@@ -142,11 +162,20 @@ def stale_output(task: Task, state: Path) -> bool:
     return False
 
 
-MUTATORS: dict[str, Mutator] = {
+def _unless_declared(name: str, mutate: Mutator) -> Mutator:
+    def run(task: Task, state: Path) -> bool:
+        if name in (task.config.metadata.get("mutants_not_applicable") or {}):
+            return False
+        return mutate(task, state)
+    run.__doc__ = mutate.__doc__
+    return run
+
+
+MUTATORS: dict[str, Mutator] = {name: _unless_declared(name, fn) for name, fn in {
     "number_off_by_one": number_off_by_one,
     "drop_line": drop_line,
     "duplicate_line": duplicate_line,
     "truncate_file": truncate_file,
     "wrong_permission": wrong_permission,
     "stale_output": stale_output,
-}
+}.items()}
