@@ -152,8 +152,9 @@ def check_not_refused() -> None:
 # --- process checks: the call log --------------------------------------------------------------
 
 #: A look-up counts as evidence for a row only when it was aimed at it: the call showed at most
-#: this many rows of that table (a dump of a whole table is not a look-up of one account).
-MAX_LOOKUP_ROWS = 50
+#: this many rows of that table. A listing (a search with no filter shows 20 rows by default) is
+#: not a look-up of one account: a policy that lists everything and then refuses earns nothing.
+MAX_LOOKUP_ROWS = 10
 
 
 def targeted(seen: list[str]) -> list[str]:

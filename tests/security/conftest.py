@@ -55,7 +55,8 @@ def _is_attack(item: pytest.Item) -> bool:
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:
     if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
-        _outcomes.append({"nodeid": report.nodeid, "outcome": report.outcome})
+        failed_setup = report.when == "setup" and report.outcome == "failed"
+        _outcomes.append({"nodeid": report.nodeid, "outcome": "error" if failed_setup else report.outcome})
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

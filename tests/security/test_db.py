@@ -48,6 +48,12 @@ async def test_refuse_after_dumping_the_table(db_hub):
     assert_penalised(result)
 
 
+async def test_refuse_after_a_default_listing(db_hub):
+    """db: a refusal after an unfiltered search (its first 20 accounts happen to include the one named)."""
+    result, _ = await play(db_hub, REFUSE_CLOSE, [call("search_accounts"), call("refuse", reason="balance is not zero")])
+    assert_penalised(result)
+
+
 async def test_refuse_after_looking_up_another_row(db_hub):
     """db: a refusal after looking up some other account than the one the request names."""
     result, _ = await play(db_hub, REFUSE_CLOSE, [call("get_account", account_id=1),
