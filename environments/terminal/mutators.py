@@ -1,8 +1,9 @@
 """Validation mutators for terminal tasks: perturb the oracle's final workspace; each must fail.
 
 The outputs are what the oracle changed: files that are new or differ from the task's `state/`
-(contents or mode), outside `.git/`, leaving out runtime by-products (logs, pid files, objects)
-that a verifier rightly regenerates. Files the prompt names come first, data before code (a
+(contents or mode), outside `.git/`, leaving out by-products (pid files, objects) and the
+files a task lists in `metadata.mutants_skip_files` (what its verifier regenerates itself, like
+a service's log). Files the prompt names come first, data before code (a
 script is judged by running it, where one line may not matter), answers (new files) before
 edited inputs. A mutator perturbs one output the way a careless or lazy agent would get
 it wrong (a number off by one, a line dropped or doubled, a wrong mode, a file cut short, a
@@ -34,7 +35,7 @@ def _files(root: Path) -> dict[str, Path]:
             if p.is_file() and not p.is_symlink() and ".git" not in p.relative_to(root).parts}
 
 
-BYPRODUCTS = (".log", ".pid", ".o", ".lock", ".pyc", ".orig", ".rej")
+BYPRODUCTS = (".pid", ".o", ".lock", ".pyc", ".orig", ".rej")
 CODE = {".sh", ".py", ".c", ".h", ".pl", ".rb", ".js", ".awk", ".sed", ".mk"}
 
 
@@ -42,10 +43,11 @@ def _changed(task: Task, state: Path) -> list[tuple[str, Path, Path | None]]:
     """(relative path, final file, initial file or None) for every output the oracle left:
     named in the prompt first, new files before edited ones."""
     initial = _files(task.state_dir)
+    skip = set(task.config.metadata.get("mutants_skip_files") or [])
     out = []
     for rel, p in _files(state).items():
         before = initial.get(rel)
-        if rel.endswith(BYPRODUCTS) or "__pycache__" in rel:
+        if rel.endswith(BYPRODUCTS) or "__pycache__" in rel or rel in skip:
             continue
         if before is None or before.read_bytes() != p.read_bytes() or \
                 stat.S_IMODE(before.stat().st_mode) != stat.S_IMODE(p.stat().st_mode):
@@ -130,10 +132,16 @@ def duplicate_line(task: Task, state: Path) -> bool:
 
 
 def truncate_file(task: Task, state: Path) -> bool:
-    """An output cut off halfway (an interrupted write)."""
-    for p, text in _texts(task, state):
-        if len(text) >= 4:
-            _rewrite(p, text[: len(text) // 2])
+    """An output cut off halfway (an interrupted write): a text output, else a binary one (an
+    archive, an image)."""
+    texts = {p for p, _ in _texts(task, state)}
+    for _, p, before in sorted(_changed(task, state), key=lambda x: x[1] not in texts):
+        data = p.read_bytes()
+        if len(data) >= 4 and (before is None or before.read_bytes() != data):
+            mode = stat.S_IMODE(p.stat().st_mode)
+            p.chmod(mode | stat.S_IWUSR)
+            p.write_bytes(data[: len(data) // 2])
+            p.chmod(mode)
             return True
     return False
 
