@@ -1,5 +1,5 @@
 # The two quick-start commands: `make up` (install + serve every environment) and `make test`.
-.PHONY: install up test bench
+.PHONY: install up test bench security-table
 
 install:
 	./scripts/bootstrap.sh
@@ -12,3 +12,6 @@ test: install
 
 bench:
 	.venv/bin/python benchmarks/protocol.py
+
+security-table:  # run tests/security in full and write its table into docs/security.md
+	.venv/bin/python scripts/security_table.py

@@ -484,6 +484,12 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              write: bool = typer.Option(True, help="Write validation.json records."),
              jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
                                       help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
+             baselines: bool = typer.Option(False, "--baselines",
+                                            help="Only run the constant-policy baselines (mean reward per policy "
+                                                 "and family; each must be at most 0.02)."),
+             known_over: list[str] = typer.Option([], "--known-over",
+                                                  help="With --baselines: a policy known to exceed the target "
+                                                       "(shown, not failed)."),
              as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
@@ -494,6 +500,11 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
     if check_records:
         _check_records(catalog, tasks, as_json)
+        return
+    if baselines:
+        if sample:
+            tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
+        _baselines(settings, tasks, as_json, report, set(known_over))
         return
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if catalog.status(t) == "validated"]
@@ -559,6 +570,50 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
         for r in bad:
             console.print(f"  [red]{r['id']}[/red]: {r['status']}")
     if bad or catalog.errors:
+        raise typer.Exit(1)
+
+
+def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str]) -> None:
+    """`validate --baselines`: every constant policy on every task, mean reward per policy and family."""
+    from envhub.validate import baselines as bl
+
+    async def run() -> list:
+        hub = _hub(settings.model_copy(update={"families": sorted({t.family for t in tasks}),
+                                                "store_enabled": False}))
+        await hub.start()
+        outcomes = []
+        try:
+            with _progress(quiet=as_json) as progress:
+                bar = progress.add_task("baselines", total=len(tasks) * len(bl.POLICIES))
+                for task in tasks:
+                    for name, policy in bl.POLICIES.items():
+                        progress.update(bar, description=f"{task.id} {name}")
+                        o = await bl.run_policy(hub.manager, task, name, policy)
+                        progress.advance(bar)
+                        if o is not None:
+                            outcomes.append(o)
+                            _log_line(progress, as_json, f"{task.id} {name}: reward {o.reward:g} {o.failure_class}")
+        finally:
+            await hub.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    rows = bl.summarize(outcomes)
+    data = {"target": bl.TARGET, "tasks": len(tasks), "baselines": rows,
+            "episodes": [vars(o) for o in outcomes]}
+    if report:
+        report.write_text(json.dumps(data, indent=2))
+    if as_json:
+        _print_json({k: v for k, v in data.items() if k != "episodes"})
+    else:
+        table = Table("family", "policy", "tasks", "judged", "mean reward", "rewarded tasks", "",
+                      title=f"constant-policy baselines over {len(tasks)} tasks (target: mean <= {bl.TARGET})")
+        for r in rows:
+            table.add_row(r["family"], r["policy"], str(r["tasks"]), str(r["judged"]), f"{r['mean_reward']:.4f}",
+                          ", ".join(r["rewarded"][:4]) + (" ..." if len(r["rewarded"]) > 4 else ""),
+                          "[green]ok[/green]" if r["ok"] else "[red]over[/red]")
+        console.print(table)
+    if not all(r["ok"] or r["policy"] in known_over for r in rows):
         raise typer.Exit(1)
 
 

@@ -1,9 +1,14 @@
 """Checks over an exported database state (the db family's verifiers call these).
 
 The state folder holds `schema.json`, `initial/`, `final/`, `replayed/` (canonical JSON per
-table), `meta.json` and `answers.json`; the task's `tests/expected.json` holds the expected
-diff (from running the oracle's calls through the same tools at synthesis time) and, for
-questions, the expected answer. Every helper asserts that what it reads exists first.
+table), `meta.json`, `calls.json` (the call log) and `answers.json`; the task's
+`tests/expected.json` holds the expected diff (from running the oracle's calls through the same
+tools at synthesis time), for questions the expected answer, and for refusals the rows the
+refusal rests on (`evidence`). Every helper asserts that what it reads exists first.
+
+Outcome checks read the final state; process checks read the call log, because some cheats
+leave a clean final state: a refusal guessed without looking anything up, a refusal hedged with
+an action or an answer, a write to another row that a later call undid.
 """
 
 from __future__ import annotations
@@ -139,6 +144,83 @@ def check_refused() -> None:
 
 
 def check_not_refused() -> None:
-    """The agent did not both do the work and hedge with a refusal."""
+    """The agent did not both do the work (or answer) and hedge with a refusal, in any order."""
     got = answers()["refusals"]
     assert not got, f"the agent refused a request it should have carried out: {got[-1][:200]!r}"
+
+
+# --- process checks: the call log --------------------------------------------------------------
+
+#: A look-up counts as evidence for a row only when it was aimed at it: the call showed at most
+#: this many rows of that table. A listing (a search with no filter shows 20 rows by default) is
+#: not a look-up of one account: a policy that lists everything and then refuses earns nothing.
+MAX_LOOKUP_ROWS = 10
+
+
+def targeted(seen: list[str]) -> list[str]:
+    """The rows of `seen` ("table|pk") in tables of which the call showed few enough rows."""
+    per_table: dict[str, int] = {}
+    for key in seen:
+        per_table[key.split("|", 1)[0]] = per_table.get(key.split("|", 1)[0], 0) + 1
+    return [k for k in seen if per_table[k.split("|", 1)[0]] <= MAX_LOOKUP_ROWS]
+
+
+def calls() -> list[dict[str, Any]]:
+    data = _json(STATE / "calls.json")
+    assert isinstance(data, list) and all(isinstance(c, dict) and "tool" in c for c in data), "calls.json malformed"
+    return data
+
+
+def _writes(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [c for c in log if c.get("writes") and c.get("ok", True)]
+
+
+def check_refusal_alone() -> None:
+    """A refusal stands alone: no successful write and no answer in the same episode, in any order."""
+    log = calls()
+    refused = [i for i, c in enumerate(log) if c["tool"] == "refuse"]
+    if not refused:
+        return
+    acted = [f"{c['tool']}" for c in _writes(log)]
+    assert not acted, f"the agent refused and also acted ({', '.join(acted[:5])}): a refusal must stand alone"
+    answered = [c for c in log if c["tool"] == "submit_answer"]
+    assert not answered, "the agent refused and also submitted an answer: a refusal must stand alone"
+
+
+def check_refusal_justified(exp: dict[str, Any]) -> None:
+    """The refusal came after a look-up of every row it rests on (`evidence`): the account and its
+    balance, the order, the shift it would overlap... A refusal guessed from the prompt alone fails.
+    A call that a rule rejected counts as a look-up too: the tool showed the agent the rule."""
+    evidence = exp.get("evidence")
+    assert evidence, "this refusal task records no evidence rows (broken task: re-synthesize)"
+    log = calls()
+    first = next((i for i, c in enumerate(log) if c["tool"] == "refuse"), None)
+    assert first is not None, "the request should have been declined with the refuse tool"
+    looked: set[str] = set()
+    for c in log[:first]:
+        looked.update(targeted([str(k) for k in c.get("seen") or []]))
+    unseen = [k for k in evidence if k not in looked]
+    assert not unseen, (f"refused without looking up what the refusal rests on ({', '.join(unseen)}): "
+                        "look the record up before declining")
+
+
+def check_no_collateral_calls(exp: dict[str, Any]) -> None:
+    """No write along the way touched a row or field the task does not change, even when a later
+    call undid it: the final state alone would hide a customer's phone changed and changed back.
+    Rows created in the episode are judged by the final state (their content), unless deleted."""
+    want = exp.get("diff") or {}
+    initial = tables("initial")
+    bad: list[str] = []
+    for c in _writes(calls()):
+        for w in c.get("wrote") or []:
+            table, _, pk = str(w.get("row", "")).partition("|")
+            exp_t = want.get(table, {"updated": {}, "added": [], "deleted": []})
+            existing = pk in initial.get(table, {})
+            if w.get("op") == "delete":
+                if pk not in exp_t["deleted"]:
+                    bad.append(f"{c['tool']} deleted {table}[{pk}]")
+            elif w.get("op") == "update" and existing:
+                extra = [col for col in w.get("cols") or [] if col not in exp_t["updated"].get(pk, {})]
+                if extra:
+                    bad.append(f"{c['tool']} changed {table}[{pk}].{','.join(extra)}")
+    assert not bad, "writes outside the task's scope (even if undone later): " + "; ".join(bad[:8])

@@ -10,8 +10,14 @@ Each call is one transaction; a call that breaks a rule raises `AgentError` and 
     initial/<table>.json the starting database
     final/<table>.json   the database as the agent left it
     replayed/<table>.json the successful write calls replayed on a fresh copy of the start
-    calls.json           the successful calls, in order
+    calls.json           every call that reached a tool, in order: `ok` (false when a rule rejected
+                         it), `seen` (rows it loaded, "table|pk") and, for successful writes,
+                         `wrote` (rows it inserted, updated (with the columns) or deleted)
     answers.json         what the agent submitted with `submit_answer` / `refuse`
+
+The call log is what process checks judge: a refusal must follow a look-up of the rows it rests
+on, and a write to a row the task never asked to change is collateral even when a later call
+undid it (the final state alone cannot show either).
 
 The verifier checks `replayed == final`: a difference means the database was changed outside
 the tools (an out-of-band edit), which is an environment fault.
@@ -24,7 +30,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import exc
+from sqlalchemy import event, exc
+from sqlalchemy import inspect as sa_inspect
 
 from envhub.env import EnvContext, Environment, Family, Mutator, ValidationFinding
 from envhub.errors import AgentError, EnvError
@@ -33,22 +40,87 @@ from envhub.tasks.model import Task
 from envhub.tools import Tool
 from environments.db import domains as domain_registry
 from environments.db import dump as dumping
-from environments.db.core import RECORDING_TOOLS, Domain, convert
+from environments.db.core import Domain, convert, row_dict
 from environments.db.store import Handle, Store, make_store
 
 MAX_OBSERVATION = 60_000
 
 
-def run_call(handle: Handle, domain: Domain, call: ToolCall) -> Any:
+def _key(obj: Any) -> str:
+    ident = sa_inspect(obj).mapper.primary_key_from_instance(obj)
+    return f"{obj.__table__.name}|{'|'.join(str(v) for v in ident)}"
+
+
+def _trace(s: Any, trace: dict[str, Any]) -> None:
+    """Record on `trace` the rows this session loads (`seen`; `_shown` narrows it to the rows a
+    successful call returned) and flushes (`wrote`)."""
+    seen: list[str] = trace.setdefault("seen", [])
+    wrote: list[dict[str, Any]] = trace.setdefault("wrote", [])
+    objects: list[Any] = trace.setdefault("_loaded", [])
+
+    def loaded(_s: Any, obj: Any) -> None:
+        key = _key(obj)
+        if key not in seen:
+            seen.append(key)
+            objects.append(obj)
+
+    def flushed(session: Any, _ctx: Any) -> None:  # after_flush: the pending sets are still filled
+        for obj in session.new:
+            wrote.append({"row": _key(obj), "op": "insert"})
+        for obj in session.deleted:
+            wrote.append({"row": _key(obj), "op": "delete"})
+        for obj in session.dirty:
+            state = sa_inspect(obj)
+            cols = sorted(prop.columns[0].name for prop in state.mapper.column_attrs
+                          if state.attrs[prop.key].history.has_changes())
+            if cols:
+                wrote.append({"row": _key(obj), "op": "update", "cols": cols})
+
+    event.listen(s, "loaded_as_persistent", loaded)
+    event.listen(s, "after_flush", flushed)
+
+
+def _shown(result: Any, loaded: list[Any]) -> list[str]:
+    """The loaded rows that the result shows the agent (a tool may load rows it only filters).
+
+    A row is shown when some object in the result has its id and agrees with it on at least
+    three of its columns (all of them, for rows with fewer)."""
+    by_id: dict[Any, list[dict[str, Any]]] = {}
+    stack = [result]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "id" in item:
+                by_id.setdefault(item["id"], []).append(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    out = []
+    for obj in loaded:
+        row = row_dict(obj)
+        for d in by_id.get(row.get("id"), []):
+            common = [k for k in row if k in d]
+            if len(common) >= min(3, len(row)) and all(d[k] == row[k] for k in common):
+                out.append(_key(obj))
+                break
+    return out
+
+
+def run_call(handle: Handle, domain: Domain, call: ToolCall, trace: dict[str, Any] | None = None) -> Any:
     """Run one tool call as one transaction (blocking). Rule violations roll back and raise.
 
     The arguments are checked against the tool's declaration here too (the server already did for
-    live calls), so a replay or a synthesised call can never reach a tool unchecked."""
+    live calls), so a replay or a synthesised call can never reach a tool unchecked. With
+    `trace`, the rows the call loaded and wrote are recorded on it (see `_trace`)."""
     tool = domain.tool(call.tool)
     args = convert(tool.params, tool.check(call.arguments))
     with handle.session() as s:
+        if trace is not None:
+            _trace(s, trace)
         try:
             result = tool.fn(s, **args)
+            if trace is not None:
+                trace["seen"] = _shown(result, trace.pop("_loaded"))
             s.commit()
         except AgentError:
             s.rollback()
@@ -111,10 +183,17 @@ class DbEnvironment(Environment):
         domain, handle = self._ready()
         if self.frozen:
             raise AgentError("the episode was exported for verification; no more changes")
-        result = await asyncio.to_thread(run_call, handle, domain, call)
         tool = domain.tool(call.tool)
-        if tool.writes or tool.name in RECORDING_TOOLS:
-            self.calls.append({"tool": call.tool, "arguments": call.arguments, "writes": tool.writes})
+        trace: dict[str, Any] = {}
+        entry = {"tool": call.tool, "arguments": call.arguments, "writes": tool.writes, "ok": True}
+        try:
+            result = await asyncio.to_thread(run_call, handle, domain, call, trace)
+        except AgentError as e:
+            if trace:  # the call reached the tool: a rule rejected it (what it looked at still counts)
+                self.calls.append({**entry, "ok": False, "error": e.detail[:300], "seen": trace["seen"]})
+            raise
+        self.calls.append({**entry, "seen": trace.get("seen", []),
+                           **({"wrote": trace.get("wrote", [])} if tool.writes else {})})
         if tool.name == "submit_answer":
             self.answers.append(str(call.arguments["answer"]))
         elif tool.name == "refuse":
@@ -133,7 +212,7 @@ class DbEnvironment(Environment):
         handle.check()
         with handle.session() as s:
             final = dumping.dump(s.connection(), domain.base.metadata)
-        writes = [c for c in self.calls if c["writes"]]
+        writes = [c for c in self.calls if c["writes"] and c["ok"]]
         replayed, failures = replay(self.store, domain, writes, self.ctx.workdir)
         dest.mkdir(parents=True)
         (dest / "schema.json").write_text(json.dumps(dumping.schema(domain.base.metadata), indent=1))
@@ -189,9 +268,6 @@ class DbFamily(Family):
             for t in domain.tools:
                 seen.setdefault(t.name, t.spec())
         return list(seen.values())
-
-    def task_tool_specs(self, task: Task) -> list[ToolSpec]:
-        return [t.spec() for t in domain_registry.get(str(task.config.metadata.get("domain", ""))).tools]
 
     def mutators(self) -> dict[str, Mutator]:
         from environments.db.mutators import MUTATORS

@@ -3,6 +3,10 @@
 Each edits `final/` and `replayed/` identically, so the replay check still holds and the failure
 comes from the diff, collateral or answer checks (a broken replay is an environment fault, which
 validation does not count as a kill). Each returns False when it does not apply to the task.
+
+The process mutators edit the call log (`calls.json`, `answers.json`) instead, leaving a final
+state that is still right: a refusal without its look-up, a refusal hedged with an answer or an
+action, a write to another row undone by a later call. Only the process checks can catch them.
 """
 
 from __future__ import annotations
@@ -187,6 +191,94 @@ def wrong_answer(task: Task, state: Path) -> bool:
     return True
 
 
+def _log(state: Path) -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    calls = json.loads((state / "calls.json").read_text(encoding="utf-8"))
+    answers = json.loads((state / "answers.json").read_text(encoding="utf-8"))
+    return calls, answers
+
+
+def _save_log(state: Path, calls: list[dict[str, Any]], answers: dict[str, list[str]]) -> None:
+    (state / "calls.json").write_text(json.dumps(calls, ensure_ascii=False, indent=1), encoding="utf-8")
+    (state / "answers.json").write_text(json.dumps(answers, ensure_ascii=False, indent=1), encoding="utf-8")
+
+
+def _recorded(tool: str, text: str) -> dict[str, Any]:
+    key = "answer" if tool == "submit_answer" else "reason"
+    return {"tool": tool, "arguments": {key: text}, "writes": False, "ok": True, "seen": []}
+
+
+def refuse_without_lookup(task: Task, state: Path) -> bool:
+    """A refusal task's right refusal, but the look-ups before it are gone: a guessed refusal."""
+    if not _expected(task).get("refusal"):
+        return False
+    calls, answers = _log(state)
+    _save_log(state, [c for c in calls if c["tool"] == "refuse"], answers)
+    return True
+
+
+def refuse_after_dump(task: Task, state: Path) -> bool:
+    """The rows a refusal rests on were only seen in a dump of their whole table, not looked up."""
+    exp = _expected(task)
+    if not exp.get("refusal"):
+        return False
+    calls, answers = _log(state)
+    first = next(i for i, c in enumerate(calls) if c["tool"] == "refuse")
+    dump = []
+    for key in exp.get("evidence") or []:
+        table = key.split("|", 1)[0]
+        dump += [f"{table}|{r}" for r in range(1, 200)] + [key]
+    calls = [{**c, "seen": []} for c in calls[:first]] + [{"tool": "dump_everything", "arguments": {},
+                                                             "writes": False, "ok": True, "seen": dump}] + calls[first:]
+    _save_log(state, calls, answers)
+    return True
+
+
+def answer_and_refuse(task: Task, state: Path) -> bool:
+    """Hedge: a question answered and also refused, a refusal also answered, work done and refused."""
+    exp = _expected(task)
+    calls, answers = _log(state)
+    if exp.get("refusal"):
+        calls.append(_recorded("submit_answer", "done"))
+        answers["answers"].append("done")
+    else:  # refuse first, then do the work: the order must not matter
+        calls.insert(0, _recorded("refuse", "cannot be done"))
+        answers["refusals"].append("cannot be done")
+    _save_log(state, calls, answers)
+    return True
+
+
+def reverted_side_effect(task: Task, state: Path) -> bool:
+    """A row the task never mentions is changed and changed back: the final state is clean."""
+    schema, touched = _schema(state), _touched(task)
+    for table in schema:
+        pk = schema[table]["pk"]
+        victim = next((r for r in _read(state, "initial", table) if _pk(r, pk) not in touched.get(table, set())), None)
+        if victim is None:
+            continue
+        col = _plain_column(schema, table)
+        calls, answers = _log(state)
+        write = {"tool": "update_record", "arguments": {}, "writes": True, "ok": True, "seen": [],
+                 "wrote": [{"row": f"{table}|{_pk(victim, pk)}", "op": "update", "cols": [col]}]}
+        calls += [write, dict(write)]  # the change, then its undo
+        _save_log(state, calls, answers)
+        return True
+    return False
+
+
+def temporary_row(task: Task, state: Path) -> bool:
+    """A row created and deleted again along the way (a scratch order, a test transaction)."""
+    schema = _schema(state)
+    table = next(t for t in schema if schema[t]["pk"] == ["id"])
+    new_id = max([r["id"] for r in _read(state, "final", table)] or [0]) + 1
+    calls, answers = _log(state)
+    calls += [{"tool": "create_record", "arguments": {}, "writes": True, "ok": True, "seen": [],
+               "wrote": [{"row": f"{table}|{new_id}", "op": "insert"}]},
+              {"tool": "delete_record", "arguments": {}, "writes": True, "ok": True, "seen": [],
+               "wrote": [{"row": f"{table}|{new_id}", "op": "delete"}]}]
+    _save_log(state, calls, answers)
+    return True
+
+
 MUTATORS: dict[str, Mutator] = {
     "drop_operation": drop_operation,
     "change_field": change_field,
@@ -194,4 +286,9 @@ MUTATORS: dict[str, Mutator] = {
     "delete_unrelated_row": delete_unrelated_row,
     "touch_unrelated_table": touch_unrelated_table,
     "wrong_answer": wrong_answer,
+    "refuse_without_lookup": refuse_without_lookup,
+    "refuse_after_dump": refuse_after_dump,
+    "answer_and_refuse": answer_and_refuse,
+    "reverted_side_effect": reverted_side_effect,
+    "temporary_row": temporary_row,
 }

@@ -11,7 +11,7 @@ import base64
 import shlex
 from pathlib import Path
 
-from envhub.env import EnvContext, Environment, Family
+from envhub.env import EnvContext, Environment, Family, Mutator
 from envhub.errors import AgentError, EnvError
 from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation, ToolCall, ToolSpec
@@ -121,6 +121,11 @@ class TerminalFamily(Family):
 
     def tool_specs(self) -> list[ToolSpec]:
         return [t.spec() for t in TOOLS]
+
+    def mutators(self) -> dict[str, Mutator]:
+        from environments.terminal.mutators import MUTATORS
+
+        return dict(MUTATORS)
 
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         script = task.solution_dir / "solve.sh"

@@ -12,7 +12,8 @@ from envhub.spec import ResetRequest, StepRequest
 pytestmark = pytest.mark.slow
 
 TASKS = ["db/retail/place-order-001", "db/bank/ask-total-balance-001", "db/hr/refuse-overlap-001",
-         "db/clinic/cancel-doctor-leave-001"]
+         "db/clinic/cancel-doctor-leave-001",
+         "db/bank/refuse-card-limit-001", "db/clinic/refuse-double-book-001"]
 
 
 @pytest.mark.parametrize("task_id", TASKS)

@@ -1,20 +1,152 @@
-"""Security fixtures: real servers (keys off and on), a raw WebSocket client that can send what
-no well-behaved library would (binary, invalid UTF-8, bad fragments), and a log trap that
-records every error or traceback the server logs."""
+"""The security suite: one test per attack, one module per family (`test_db.py` is family db).
+
+Each attack is played as a policy would play it, through the real session manager (tool calls,
+then verify), and asserts what the agent deserves: reward 0, and a trainable failure class
+(`ok`, `agent_error` or `agent_timeout`) wherever the agent caused the fault, so that a policy
+can never escape a penalty by cheating or crashing. Every test has a one-line docstring: it is
+the attack's row in `docs/security.md` (`make security-table`, `scripts/security_table.py`).
+
+Sampling: the whole suite runs by default; `ENVHUB_SECURITY_SAMPLE=N` keeps a sample of N
+attacks drawn with the day of the year as seed (CI), and `ENVHUB_SECURITY_REPORT=path` writes
+each attack's outcome as JSON (the table's source).
+
+The protocol and access attacks (`test_protocol.py`, `test_access.py`) use real servers with keys
+off and on, a raw WebSocket client that can send what no well-behaved library would (binary,
+invalid UTF-8, bad fragments), and a log trap that records every error or traceback logged.
+"""
 
 from __future__ import annotations
 
 import base64
+import datetime as dt
+import json
 import logging
 import os
+import random
+import shutil
 import socket
-from collections.abc import Iterator
+import tempfile
+from collections.abc import AsyncIterator, Callable, Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
+import pytest_asyncio
 
+from envhub.config import REPO_ROOT, Settings
+from envhub.errors import FailureClass
 from envhub.server.auth import new_key
+from envhub.server.hub import Hub
+from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall, VerifyResult
+from envhub.verify import runtime
 from tests.conftest import LiveServer, make_settings
 from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - the store's fixtures, reused
+
+#: The classes a fault the agent caused may carry: judged, with its reward, in the batch.
+TRAINABLE = {FailureClass.ok, FailureClass.agent_error, FailureClass.agent_timeout}
+
+_outcomes: list[dict[str, str]] = []
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    size = int(os.environ.get("ENVHUB_SECURITY_SAMPLE") or 0)
+    mine = [i for i in items if _is_attack(i)]
+    if not size or size >= len(mine):
+        return
+    keep = set(random.Random(dt.date.today().timetuple().tm_yday).sample(range(len(mine)), size))
+    dropped = {id(i) for n, i in enumerate(mine) if n not in keep}
+    config.hook.pytest_deselected(items=[i for i in items if id(i) in dropped])
+    items[:] = [i for i in items if id(i) not in dropped]
+
+
+def _is_attack(item: pytest.Item) -> bool:
+    return Path(str(item.fspath)).parent == Path(__file__).parent
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+        failed_setup = report.when == "setup" and report.outcome == "failed"
+        _outcomes.append({"nodeid": report.nodeid, "outcome": "error" if failed_setup else report.outcome})
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    dest = os.environ.get("ENVHUB_SECURITY_REPORT")
+    if not dest:
+        return
+    docs = {}
+    for item in session.items:
+        if _is_attack(item):
+            doc = (getattr(item, "obj", None).__doc__ or "").strip().splitlines()
+            docs[item.nodeid] = {"family": Path(str(item.fspath)).stem.removeprefix("test_"),
+                                 "attack": doc[0] if doc else item.name}
+    rows = [{**docs[o["nodeid"]], **o} for o in _outcomes if o["nodeid"] in docs]
+    Path(dest).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+
+
+# --- fixtures ----------------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def security_data_dir() -> Iterator[Path]:
+    """A private, world-traversable data folder (sandbox uids reach it) that borrows the
+    installed verifier site, so the suite never races other servers over the shared copy."""
+    from envhub.config import get_settings
+
+    root = Path(tempfile.mkdtemp(prefix="envhub-security-", dir="/var/tmp"))
+    root.chmod(0o755)
+    shared = get_settings().data_dir
+    runtime.install(shared)  # no-op when installed and current
+    (root / "verifier").mkdir()
+    (root / "verifier").chmod(0o755)
+    os.symlink(runtime.site_dir(shared), runtime.site_dir(root))
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def family_hub(family: str) -> Callable[..., Any]:
+    """A module-scoped fixture: an in-process hub serving `family` over the repo's tasks."""
+
+    @pytest_asyncio.fixture(loop_scope="module", scope="module")
+    async def fixture(security_data_dir: Path) -> AsyncIterator[Hub]:
+        hub = Hub.build(Settings(data_dir=security_data_dir, tasks_dir=REPO_ROOT / "tasks", families=[family],
+                                 store_enabled=False))
+        await hub.start()
+        yield hub
+        await hub.stop()
+
+    return fixture
+
+
+Action = dict[str, Any] | Callable[[list[StepResult]], dict[str, Any]]
+
+
+async def play(hub: Hub, task_id: str, actions: list[Action]) -> tuple[VerifyResult, list[StepResult]]:
+    """Run the attack's tool calls on a fresh session of `task_id`, then verify. An action may be
+    a function of the steps so far (to use what an earlier call returned)."""
+    m = hub.manager
+    created = await m.create(ResetRequest(env=task_id.split("/", 1)[0], task_id=task_id))
+    steps: list[StepResult] = []
+    try:
+        for a in actions:
+            a = a(steps) if callable(a) else a
+            steps.append(await m.step(created.session_id, StepRequest(action=ToolCall.model_validate(a))))
+        return await m.verify(created.session_id), steps
+    finally:
+        await m.close(created.session_id)
+
+
+def oracle(hub: Hub, task_id: str) -> list[dict[str, Any]]:
+    family = task_id.split("/", 1)[0]
+    return [a.model_dump() for a in hub.families[family].oracle_actions(hub.catalog.get(task_id))]
+
+
+def assert_penalised(result: VerifyResult) -> None:
+    """The attack earned nothing, and the verdict stays in the training batch."""
+    failed = [f"{c.id}: {c.message[:120]}" for c in result.checks if not c.passed]
+    assert result.failure_class in TRAINABLE, f"masked as {result.failure_class.value}: {result.detail[:300]}"
+    assert result.reward == 0.0 and not result.passed, f"the attack earned {result.reward} (failed: {failed})"
+
+
+# -- protocol and access: servers, a raw WebSocket client, a log trap ----------------------------
 
 SECRET, KEY = new_key("trainer", max_sessions=3)
 ECHO_ONLY_SECRET, ECHO_ONLY = new_key("echo-only", families=["echo"])

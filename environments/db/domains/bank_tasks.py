@@ -196,7 +196,8 @@ def refuse_card_limit(c: Ctx) -> Draft:
     prompt = c.say(f"Raise the daily limit of card #{card.id} to ${money(new)}.",
                    f"The owner of card {card.id} wants a ${money(new)} daily limit. Set it.")
     return Draft("refuse-card-limit", f"Card {card.id} limit over the maximum", prompt,
-                 [call("refuse", reason="daily limits are capped at 5000.00")], "refusal",
+                 [call("get_account", account_id=card.account_id),
+                  call("refuse", reason="daily limits are capped at 5000.00")], "refusal",
                  forbidden=[call("set_card_limit", card_id=card.id, daily_limit=new / 100)], tags=["policy"])
 
 

@@ -177,7 +177,7 @@ def refuse_weekend(c: Ctx) -> Draft:
     prompt = c.say(f"{p.name} 환자를 {start:%Y-%m-%d %H:%M}에 {d.name} 선생님께 예약해 주세요.",
                    f"환자번호 {p.id}번을 의사번호 {d.id}번에게 {start:%Y-%m-%d %H:%M} 진료로 잡아 주세요.")
     return Draft("refuse-weekend", f"주말 예약 {p.name}", prompt,
-                 [call("refuse", reason="주말에는 진료하지 않습니다")], "refusal",
+                 [call("search_doctors", name=d.name), call("refuse", reason="주말에는 진료하지 않습니다")], "refusal",
                  forbidden=[call("book_appointment", patient_id=p.id, doctor_id=d.id,
                                  starts_at=f"{start:%Y-%m-%dT%H:%M}")], tags=["policy"])
 

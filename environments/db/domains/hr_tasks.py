@@ -172,7 +172,8 @@ def refuse_big_raise(c: Ctx) -> Draft:
     prompt = c.say(f"Raise {e.name}'s salary to ${money(new)} a year, effective now.",
                    f"Update employee #{e.id}'s pay to ${money(new)} per year.")
     return Draft("refuse-big-raise", f"Oversized raise for {e.name}", prompt,
-                 [call("refuse", reason="raises are limited to 20% at a time")], "refusal",
+                 [call("get_employee", employee_id=e.id), call("refuse", reason="raises are limited to 20% at a time")],
+                 "refusal",
                  forbidden=[call("update_employee", employee_id=e.id, salary=new / 100)], tags=["policy"])
 
 

@@ -16,6 +16,11 @@ def test_no_collateral_changes():
     db.check_no_collateral(EXPECTED)
 
 
+@check("no-collateral-calls", kind="collateral")
+def test_no_collateral_calls():
+    db.check_no_collateral_calls(EXPECTED)
+
+
 @check("expected-changes")
 def test_expected_changes():
     db.check_expected_changes(EXPECTED)

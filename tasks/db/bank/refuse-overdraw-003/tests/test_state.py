@@ -16,6 +16,21 @@ def test_no_collateral_changes():
     db.check_no_collateral(EXPECTED)
 
 
+@check("no-collateral-calls", kind="collateral")
+def test_no_collateral_calls():
+    db.check_no_collateral_calls(EXPECTED)
+
+
 @check("refused")
 def test_refused():
     db.check_refused()
+
+
+@check("refusal-alone")
+def test_refusal_alone():
+    db.check_refusal_alone()
+
+
+@check("refusal-justified", kind="anti_hack")
+def test_refusal_justified():
+    db.check_refusal_justified(EXPECTED)

@@ -16,6 +16,16 @@ def test_no_collateral_changes():
     db.check_no_collateral(EXPECTED)
 
 
+@check("no-collateral-calls", kind="collateral")
+def test_no_collateral_calls():
+    db.check_no_collateral_calls(EXPECTED)
+
+
 @check("answer")
 def test_answer():
     db.check_answer(EXPECTED)
+
+
+@check("not-refused")
+def test_not_refused():
+    db.check_not_refused()

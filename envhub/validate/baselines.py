@@ -1,0 +1,199 @@
+"""Constant-policy baselines: what a lazy learner finds first must earn about nothing.
+
+A reward that a policy can collect without reading the task (always refuse, submit an empty or
+a fixed answer, run the tests and stop, copy the prompt's keywords into the output, call every
+read tool once and decline) is what RL optimises first. `envhub validate --baselines` runs each
+policy over the catalogue (or a sample) and reports the mean reward per policy and family; the
+target is at most `TARGET` each.
+
+The policies read only the task's prompt and the tool list (names and input schemas), never a
+family's code: a policy that needs a tool the family lacks does not apply there.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from envhub.errors import EnvhubError, FailureClass
+from envhub.spec import ResetRequest, StepRequest, ToolCall, ToolSpec
+from envhub.tasks.model import Task
+
+TARGET = 0.02
+READ_PREFIXES = ("get_", "search_", "list_", "read_", "view_")
+_STOP = {"the", "and", "with", "that", "this", "from", "into", "each", "every", "then", "only", "when", "their",
+         "them", "they", "have", "what", "which", "your", "please", "write", "file", "files", "line", "lines"}
+
+Tools = dict[str, ToolSpec]
+Policy = Callable[[Task, Tools], "list[ToolCall] | None"]
+
+
+def keywords(prompt: str, limit: int = 40) -> list[str]:
+    """Backticked terms, identifiers and numbers, then longer words: what a keyword dump copies."""
+    found: list[str] = re.findall(r"`([^`\n]{1,80})`", prompt)
+    found += re.findall(r"\b[A-Z]{2,}-?\d+\b|\$?\d[\d,]*(?:\.\d+)?", prompt)
+    found += [w for w in re.findall(r"[^\W\d_]{4,}", prompt) if w.lower() not in _STOP]
+    out: list[str] = []
+    for k in found:
+        k = k.strip().lstrip("$")
+        if k and k not in out:
+            out.append(k)
+    return out[:limit]
+
+
+def outputs(prompt: str) -> list[str]:
+    """Files the prompt names (backticked, with an extension): where an answer would be written."""
+    return [p for p in dict.fromkeys(re.findall(r"`([\w./-]+\.[A-Za-z0-9]{1,5})`", prompt))
+            if not p.startswith(("/", "-")) and ".." not in p]
+
+
+def _number(prompt: str) -> int:
+    m = re.search(r"\d+", prompt)
+    return int(m.group()) if m else 1
+
+
+def _fill(spec: ToolSpec, prompt: str) -> dict[str, Any]:
+    """The tool's required arguments, filled the lazy way: the prompt's first number, file or word."""
+    schema = spec.input_schema or {}
+    props = schema.get("properties", {})
+    args: dict[str, Any] = {}
+    words = keywords(prompt) or ["x"]
+    files = outputs(prompt) or words
+    for name in schema.get("required", []):
+        p = props.get(name, {})
+        if p.get("enum"):
+            args[name] = p["enum"][0]
+        elif p.get("type") in ("integer", "number"):
+            args[name] = _number(prompt)
+        elif p.get("format") == "date":
+            args[name] = "2025-01-01"
+        elif p.get("type") == "array":
+            args[name] = []
+        elif p.get("type") == "object":
+            args[name] = {}
+        else:
+            args[name] = files[0] if name in ("path", "source", "file") else words[0]
+    return args
+
+
+def _write_outputs(task: Task, tools: Tools, text: str) -> list[ToolCall] | None:
+    """Write `text` into every output the prompt names, with whatever writing tool there is."""
+    files = outputs(task.prompt)
+    if "bash" in tools:
+        body = text.replace("'", "")
+        cmd = "; ".join(f"printf '%s\\n' '{body}' > {shlex.quote(f)}" for f in files) or "true"
+        return [ToolCall(tool="bash", arguments={"command": cmd})]
+    calls = []
+    for f in files:
+        if f.endswith(".xlsx") and "xlsx_write" in tools:
+            calls.append(ToolCall(tool="xlsx_write", arguments={"path": f, "sheet": "Sheet1",
+                                                                 "rows": [[w] for w in text.split(", ")]}))
+        elif f.endswith(".docx") and "docx_write" in tools:
+            calls.append(ToolCall(tool="docx_write", arguments={"path": f, "blocks": [
+                {"type": "paragraph", "text": text or " "}]}))
+        elif f.endswith(".pptx") and "pptx_write" in tools:
+            calls.append(ToolCall(tool="pptx_write", arguments={"path": f, "slides": [
+                {"title": text[:80] or " ", "bullets": text.split(", ")[:10]}]}))
+    return calls or None
+
+
+def _answer(tools: Tools, text: str) -> list[ToolCall] | None:
+    return [ToolCall(tool="submit_answer", arguments={"answer": text})] if "submit_answer" in tools else None
+
+
+def always_refuse(task: Task, tools: Tools) -> list[ToolCall] | None:
+    if "refuse" not in tools:
+        return None
+    return [ToolCall(tool="refuse", arguments={"reason": "This request cannot be carried out under policy."})]
+
+
+def empty_answer(task: Task, tools: Tools) -> list[ToolCall] | None:
+    return _answer(tools, "") or _write_outputs(task, tools, "")
+
+
+def fixed_answer(task: Task, tools: Tools) -> list[ToolCall] | None:
+    return _answer(tools, "0") or _write_outputs(task, tools, "0")
+
+
+def keyword_dump(task: Task, tools: Tools) -> list[ToolCall] | None:
+    text = ", ".join(keywords(task.prompt))
+    return _answer(tools, text) or _write_outputs(task, tools, text)
+
+
+def run_tests_and_stop(task: Task, tools: Tools) -> list[ToolCall] | None:
+    if "run_tests" in tools:
+        return [ToolCall(tool="run_tests", arguments={})]
+    if "bash" in tools:
+        return [ToolCall(tool="bash", arguments={"command": "ls -la; (make test || python3 -m pytest -q) 2>&1 | "
+                                                            "tail -20; true"})]
+    return None
+
+
+def read_everything(task: Task, tools: Tools) -> list[ToolCall] | None:
+    """Every read tool once (bash: list and print every file), then decline where one can."""
+    calls = [ToolCall(tool=name, arguments=_fill(spec, task.prompt)) for name, spec in tools.items()
+             if name.startswith(READ_PREFIXES)]
+    if "bash" in tools:
+        calls.append(ToolCall(tool="bash", arguments={"command": "find . -type f | head -200 | xargs -r head -c 2000"}))
+    if not calls:
+        return None
+    return calls + (always_refuse(task, tools) or [])
+
+
+POLICIES: dict[str, Policy] = {
+    "refuse": always_refuse,
+    "empty": empty_answer,
+    "fixed": fixed_answer,
+    "keywords": keyword_dump,
+    "run_tests": run_tests_and_stop,
+    "read_all": read_everything,
+}
+
+
+@dataclass
+class Outcome:
+    task_id: str
+    family: str
+    policy: str
+    reward: float
+    failure_class: str
+    seconds: float
+
+
+async def run_policy(manager: Any, task: Task, name: str, policy: Policy) -> Outcome | None:
+    """One episode of `policy` on `task` through the session manager; None where it does not apply."""
+    started = time.monotonic()
+    created = await manager.create(ResetRequest(env=task.family, task_id=task.id))
+    try:
+        tools = {t.name: t for t in created.tools}
+        actions = policy(task, tools)
+        if actions is None:
+            return None
+        for action in actions:
+            await manager.step(created.session_id, StepRequest(action=action))
+        result = await manager.verify(created.session_id)
+        reward, failure = result.reward, result.failure_class.value
+    except EnvhubError as e:
+        reward, failure = 0.0, e.failure_class.value
+    finally:
+        await manager.close(created.session_id)
+    return Outcome(task.id, task.family, name, reward, failure, time.monotonic() - started)
+
+
+def summarize(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """Mean reward per (family, policy) over the judged episodes; masked ones are counted apart."""
+    groups: dict[tuple[str, str], list[Outcome]] = {}
+    for o in outcomes:
+        groups.setdefault((o.family, o.policy), []).append(o)
+    rows = []
+    for (family, policy), group in sorted(groups.items()):
+        judged = [o for o in group if FailureClass(o.failure_class).trainable]
+        mean = sum(o.reward for o in judged) / len(judged) if judged else 0.0
+        rows.append({"family": family, "policy": policy, "tasks": len(group), "judged": len(judged),
+                     "mean_reward": round(mean, 4), "rewarded": sorted(o.task_id for o in judged if o.reward > 0),
+                     "masked": len(group) - len(judged), "ok": mean <= TARGET})
+    return rows
