@@ -70,6 +70,12 @@ def test_sandbox_killed_mid_episode_is_env_error_and_others_keep_working(live_se
             victim.step("bash", command="echo hello")
             sandbox = live_server.hub.manager.get(victim.id).env.sandbox
             os.kill(sandbox._proc.pid, signal.SIGKILL)
+            # The kill is seen when the server's loop reaps bwrap; until then (a moment, longer under
+            # load) the shell, which dies with its parent asynchronously, may still answer.
+            for _ in range(200):
+                if sandbox._proc.returncode is not None:
+                    break
+                time.sleep(0.05)
             broken = victim.step("bash", command="echo again")
             assert broken.failure.value == "env_error" and broken.trainable is False and broken.retryable
             verdict = victim.verify()
