@@ -55,7 +55,8 @@ class OfficeEnvironment(Environment):
         if self.task is None:
             raise EnvError("environment was not reset")
         await asyncio.to_thread(export.copy_workspace, self.ws.root, dest)
-        await asyncio.to_thread(export.refresh_recalc, dest, self.family.office())
+        await asyncio.to_thread(export.refresh_recalc, dest, self.family.office(),
+                                self.task.config.metadata.get("perturb"))
         settings = self.ctx.settings
         rubric_p = self.task.tests_dir / "rubric.json"
         if settings.judge_url and rubric_p.is_file():

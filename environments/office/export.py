@@ -19,6 +19,9 @@ from verifiers.office_safe import UnsafeDocument, inspect
 
 ENVHUB_DIR = ".envhub"
 RECALC = f"{ENVHUB_DIR}/recalc"
+#: Copies recalculated after the task's input perturbation (`metadata.perturb`): a formula is live when its
+#: value there is what the task's model gives for the perturbed inputs; a number dressed as a formula is not.
+PERTURBED = f"{ENVHUB_DIR}/perturbed"
 
 
 def copy_workspace(src: Path, dest: Path) -> None:
@@ -32,10 +35,15 @@ def copy_workspace(src: Path, dest: Path) -> None:
         shutil.copyfile(p, dest / rel)
 
 
-def refresh_recalc(state: Path, lo: LibreOffice) -> dict[str, dict]:
-    """(Re)write the recalculated copies of every workbook in `state`; returns the manifest."""
+def refresh_recalc(state: Path, lo: LibreOffice, perturb: dict[str, dict[str, float]] | None = None
+                   ) -> dict[str, dict]:
+    """(Re)write the recalculated copies of every workbook in `state`; returns the manifest.
+
+    `perturb` maps a workbook to input cells ({"Sheet!A1": number}) to set before a second
+    recalculation, written under `PERTURBED`."""
     out = state / RECALC
     shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(state / PERTURBED, ignore_errors=True)
     out.mkdir(parents=True)
     manifest: dict[str, dict] = {}
     for p in sorted(state.rglob("*.xlsx")):
@@ -50,6 +58,14 @@ def refresh_recalc(state: Path, lo: LibreOffice) -> dict[str, dict]:
             lo.recalc(p, target)
         except (UnsafeDocument, DocumentRejected) as e:
             entry["error"] = str(e)[:500]
+        cells = (perturb or {}).get(rel)
+        if cells and "error" not in entry:
+            target = state / PERTURBED / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                lo.recalc(p, target, cells)
+            except DocumentRejected as e:
+                entry["perturb_error"] = str(e)[:500]
         manifest[rel] = entry
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return manifest

@@ -81,7 +81,8 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
         "metadata": {"industry": industry, "industry_name": INDUSTRIES[industry].name, "task_type": ttype,
                      "task_type_name": type_name, "language": lang, "seed": seed,
                      "generator": "environments.office.generate", "deliverables": built.deliverables,
-                     "inputs": built.inputs, "mutate": built.mutate},
+                     "inputs": built.inputs, "mutate": built.mutate}
+        | ({"perturb": built.perturb} if built.perturb else {}),
     }
     (task_dir / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return task_dir

@@ -114,14 +114,14 @@ class LibreOffice:
 
     # -- calls ---------------------------------------------------------------------------------
     def call(self, op: str, src: Path | None = None, dest: Path | None = None,
-             deadline_s: float | None = None) -> None:
+             deadline_s: float | None = None, **extra: object) -> None:
         """Run one request; `EnvError` on a crash or hang, `DocumentRejected` on a bad document."""
         with self._lock:
             if not self.alive:
                 self.kill()
                 self._start()
             assert self.proc is not None and self.proc.stdin is not None
-            req = {"op": op}
+            req: dict[str, object] = {"op": op, **extra}
             if src is not None:
                 req["src"] = str(Path(src).resolve())
             if dest is not None:
@@ -141,9 +141,14 @@ class LibreOffice:
             raise EnvError(f"LibreOffice crashed: {answer.get('error')}")
         raise DocumentRejected(str(answer.get("error", "LibreOffice refused the document")))
 
-    def recalc(self, src: Path, dest: Path) -> None:
-        """Recalculate every formula of workbook `src` and save it, with fresh cached values, to `dest`."""
-        self.call("recalc", src, dest)
+    def recalc(self, src: Path, dest: Path, set_cells: dict[str, float] | None = None) -> None:
+        """Recalculate every formula of workbook `src` and save it, with fresh cached values, to `dest`.
+
+        `set_cells` ({"Sheet!A1": number}) are written first: a perturbed copy for liveness checks."""
+        if set_cells:
+            self.call("recalc", src, dest, set=set_cells)
+        else:
+            self.call("recalc", src, dest)
 
     def to_pdf(self, src: Path, dest: Path) -> None:
         """Export a docx/xlsx/pptx to PDF at `dest`."""
