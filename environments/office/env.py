@@ -58,9 +58,8 @@ class OfficeEnvironment(Environment):
         await asyncio.to_thread(export.refresh_recalc, dest, self.family.office(),
                                 self.task.config.metadata.get("perturb"))
         settings = self.ctx.settings
-        rubric_p = self.task.tests_dir / "rubric.json"
-        if settings.judge_url and rubric_p.is_file():
-            rubric = json.loads(rubric_p.read_text())
+        rubric = judge.rubric_for(self.task.config.metadata.get("task_type"))
+        if settings.judge_url and rubric:
             files = [dest / f for f in self.task.config.metadata.get("deliverables", [])]
             scores = await asyncio.to_thread(judge.judge, settings.judge_url, settings.judge_model,
                                              self.task.prompt, rubric, files)

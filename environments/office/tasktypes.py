@@ -84,7 +84,6 @@ class Built:
     deliverables: list[str]
     inputs: list[str] = field(default_factory=list)
     mutate: dict[str, Any] = field(default_factory=dict)
-    rubric: list[dict[str, str]] = field(default_factory=list)
     difficulty: str = "medium"
     #: {workbook: {"Sheet!A1": number}}: inputs export changes in a recalculated copy (liveness).
     perturb: dict[str, dict[str, float]] = field(default_factory=dict)
@@ -356,9 +355,7 @@ def t05_report(c: Ctx) -> Built:
         inputs=["data.xlsx"],
         mutate={"number": {"file": "report.docx", "find": money(next(iter(tot.values())))},
                 "section": {"file": "report.docx", "heading": h[2]}, "reorder": {"heading": h[0]},
-                "prose": {"file": "report.docx", "headings": [h[0], h[2]]}},
-        rubric=[{"id": "narrative-matches-data", "criterion": "The narrative agrees with the figures and invents no "
-                 "facts."}, {"id": "tone", "criterion": "Clear, professional business tone."}])
+                "prose": {"file": "report.docx", "headings": [h[0], h[2]]}})
 
 
 # --- T6 template fill / mail merge ------------------------------------------------------------
@@ -500,8 +497,7 @@ def t08_deck(c: Ctx) -> Built:
         expected={"file": "deck.pptx", "titles": titles, "chart_slide": 3, "totals": tot, "language": c.lang},
         actions=[call("pptx_write", path="deck.pptx", slides=slides)], deliverables=["deck.pptx"], inputs=["data.xlsx"],
         mutate={"number": {"file": "deck.pptx", "slide": 3, "chart": True}, "section": {"file": "deck.pptx", "slide": 2},
-                "slides": {"file": "deck.pptx"}},
-        rubric=[{"id": "storyline", "criterion": "The slides tell a coherent story from the data."}])
+                "slides": {"file": "deck.pptx"}})
 
 
 # --- T9 update an existing deck ---------------------------------------------------------------
@@ -677,8 +673,7 @@ def t12_consistency(c: Ctx) -> Built:
         prompt=prompt, expected={"file": "memo.docx", "text": expected_text, "fixes": fixed,
                                  "values": {k: money(v) for k, v in zip(cats, vals)}},
         actions=actions, deliverables=["memo.docx", "changes.xlsx"], inputs=["figures.xlsx"],
-        mutate={"number": {"file": "memo.docx", "find": fixed[0][2]}}, difficulty="hard",
-        rubric=[{"id": "change-log", "criterion": "The change log is complete and accurate."}])
+        mutate={"number": {"file": "memo.docx", "find": fixed[0][2]}}, difficulty="hard")
 
 
 TYPES: dict[str, tuple[str, str]] = {
