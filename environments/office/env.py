@@ -2,7 +2,7 @@
 
 State is a folder on the host (`ctx.workdir/workspace`, a copy of the task's `state/`); tools are
 Python functions in the server process, run in a worker thread so the event loop never blocks.
-One warm LibreOffice per server recalculates workbooks and exports PDFs (see `lo.py`).
+A pool of warm LibreOffice workers per server recalculates workbooks and exports PDFs (see `lo.py`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from environments.office import export, judge
-from environments.office.lo import LibreOffice
+from environments.office.lo import OfficePool
 from environments.office.mutators import MUTATORS
 from environments.office.tools import TOOLS, Tools
 from environments.office.workspace import Workspace
@@ -80,17 +80,19 @@ class OfficeFamily(Family):
                    "verifiers read parsed documents and LibreOffice-recalculated values.")
 
     def __init__(self) -> None:
-        self._office: LibreOffice | None = None
+        self._office: OfficePool | None = None
         self._root: Path | None = None
 
     def setup(self, settings: Settings) -> None:
         self._root = settings.data_dir / "office"
 
-    def office(self) -> LibreOffice:
-        """The server's one warm LibreOffice, started on first use."""
+    def office(self) -> OfficePool:
+        """The server's pool of warm offices (each started on first need)."""
         if self._office is None:
             root = self._root or Path(os.environ.get("ENVHUB_OFFICE_LO_DIR", "/tmp/envhub-office-lo"))
-            self._office = LibreOffice(root, deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")))
+            self._office = OfficePool(root, size=int(os.environ.get("ENVHUB_OFFICE_LO_WORKERS", "2")),
+                                      deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")),
+                                      memory_mb=int(os.environ.get("ENVHUB_OFFICE_LO_MEMORY_MB", "4096")))
         return self._office
 
     async def shutdown(self) -> None:

@@ -4,6 +4,7 @@ The verifier sandbox cannot run LibreOffice reliably, and cached spreadsheet val
 trusted, so export recalculates every workbook here, on the host, and writes the result to
 `.envhub/recalc/<path>` with a manifest of source hashes. A workbook that is unsafe or that
 LibreOffice refuses gets an `error` entry (the verifier fails the check that needs it); a
+workbook that runs LibreOffice past its deadline raises `AgentTimeout` (see `lo.py`); a
 LibreOffice crash or hang raises `EnvError` (env_error).
 """
 
@@ -14,7 +15,7 @@ import json
 import shutil
 from pathlib import Path
 
-from environments.office.lo import DocumentRejected, LibreOffice
+from environments.office.lo import DocumentRejected, LibreOffice, OfficePool
 from verifiers.office_safe import UnsafeDocument, inspect
 
 ENVHUB_DIR = ".envhub"
@@ -35,7 +36,7 @@ def copy_workspace(src: Path, dest: Path) -> None:
         shutil.copyfile(p, dest / rel)
 
 
-def refresh_recalc(state: Path, lo: LibreOffice, perturb: dict[str, dict[str, float]] | None = None
+def refresh_recalc(state: Path, lo: LibreOffice | OfficePool, perturb: dict[str, dict[str, float]] | None = None
                    ) -> dict[str, dict]:
     """(Re)write the recalculated copies of every workbook in `state`; returns the manifest.
 
