@@ -81,20 +81,34 @@ def prompt_overlap(text: str, prompt: str) -> float:
     return sum(g in have for g in grams) / len(grams)
 
 
-def stuffing_problems(paragraph: str) -> list[str]:
-    """A keyword-stuffed paragraph: many words and no sentence structure (a long run with no end)."""
+def stuffing_problems(paragraph: str, lang: str = "en", prompt: str = "") -> list[str]:
+    """A keyword-stuffed paragraph: many words and no sentence structure (a long run with no end),
+    nothing but the prompt's own words, or (English) almost no function words among many."""
     ws = WORD.findall(paragraph)
     if len(ws) < 25:
         return []
+    out = []
     longest = max(len(WORD.findall(part)) for part in re.split(r"[.!?。;:]\s", paragraph))
-    return [f"a run of {longest} words with no sentence end (a keyword list?)"] if longest > 45 else []
+    if longest > 45:
+        out.append(f"a run of {longest} words with no sentence end (a keyword list?)")
+    distinct = set(words(paragraph))
+    if prompt and len(distinct) >= 20:
+        share = len(distinct & set(words(prompt))) / len(distinct)
+        if share >= 0.9:
+            out.append(f"{share:.0%} of its words are the prompt's (a keyword list?)")
+    alpha = [w for w in words(paragraph) if w.isalpha()]
+    if lang != "ko" and len(alpha) >= 25:
+        share = sum(w in EN_FUNCTION for w in alpha) / len(alpha)
+        if share < 0.15:
+            out.append(f"only {share:.0%} of its words are function words (a keyword list?)")
+    return out
 
 
 def filler_problems(text: str, lang: str, prompt: str) -> list[str]:
     """Everything that makes `text` filler rather than prose, or [] when it reads as real prose."""
     out = language_problems(text, lang) + repetition_problems(text)
     for para in text.split("\n"):
-        out += stuffing_problems(para)
+        out += stuffing_problems(para, lang, prompt)
     overlap = prompt_overlap(text, prompt)
     if overlap >= 0.5:
         out.append(f"{overlap:.0%} of it is copied from the task's prompt")

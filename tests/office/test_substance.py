@@ -45,6 +45,12 @@ def test_a_keyword_list_is_stuffing_a_sentence_is_not():
                                             "body text keep the document between words"))))
     assert op.stuffing_problems(keywords)
     assert op.stuffing_problems(EN_SUMMARY) == []
+    prompt = ("Using `data.xlsx`, write `report.docx`: a title (Title style), then three Heading 1 sections in this "
+              "order: Summary, Key Figures, Recommendations. Summary states the grand total amount (formatted like "
+              "1,234.56). Key Figures contains a table with header row Category, Total and one row per category.")
+    shuffled = " ".join(reversed(sorted(set(prompt.split()), key=lambda w: w[::-1])))  # punctuation kept, no order
+    assert op.stuffing_problems(shuffled, "en", prompt)
+    assert op.stuffing_problems(EN_SUMMARY + " " + EN_SUMMARY.replace("Motor", "Home"), "en", prompt) == []
 
 
 def test_sentences_of_their_own_and_figures_on_the_right_entity():
