@@ -5,7 +5,10 @@ recalculation."""
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
+from datetime import date
 from pathlib import Path
 
 import pytest
@@ -75,6 +78,8 @@ CASES = [
     ("office/banking/t08-deck", "empty_slides", "slides-have-content"),
     ("office/retail/t08-deck-ko", "dot_notes", "notes-about-slide"),
 ]
+#: CI runs a day-seeded third of the cases (each needs a real oracle episode); ENVHUB_OFFICE_ALL=1 runs them all.
+RUN = CASES if os.environ.get("ENVHUB_OFFICE_ALL") else random.Random(date.today().toordinal()).sample(CASES, 3)
 _oracle_states: dict[str, Path] = {}
 
 
@@ -97,7 +102,7 @@ def states_root(tmp_path_factory):
     _oracle_states.clear()
 
 
-@pytest.mark.parametrize(("task_id", "mutator", "check_id"), CASES)
+@pytest.mark.parametrize(("task_id", "mutator", "check_id"), RUN)
 async def test_mutant_fails_the_check_written_for_it(hub, states_root, tmp_path, task_id, mutator, check_id):
     task = hub.catalog.get(task_id)
     oracle = await _oracle_state(hub, task_id, states_root)
