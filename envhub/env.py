@@ -12,16 +12,17 @@ core never imports a family module by name.
 
 from __future__ import annotations
 
-import json
 import inspect
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from envhub.errors import AgentError
 from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.tools import Tool
 
 if TYPE_CHECKING:
     from envhub.config import Settings
@@ -63,16 +64,20 @@ class Environment(ABC):
         """
 
     @abstractmethod
-    def tools(self) -> list[ToolSpec]:
-        """The tools the agent may call, in MCP's shape."""
+    def tools(self) -> list[Tool]:
+        """The tools the agent may call in this episode (known after `reset`), as declarations."""
 
     @abstractmethod
     async def step(self, call: ToolCall) -> Observation:
         """Run one tool call and return its observation.
 
-        A bad call (unknown tool, wrong arguments, a violated business rule) raises
-        `AgentError`; the server turns it into an `agent_error` observation and the episode goes
-        on, as a real tool would answer. Infrastructure faults raise `EnvError`.
+        The server has already checked `call` against the tool's declaration: the tool exists
+        and its arguments satisfy every `Param` (defaults filled in), so an implementation reads
+        them without re-checking types. A call that breaks a business rule raises `AgentError`;
+        the server turns it into an `agent_error` observation and the episode goes on, as a real
+        tool would answer. A command that ran out of its time sets `Observation.timed_out` (or
+        raises `AgentTimeout`). Infrastructure faults raise `EnvError`; any other exception is a
+        bug in the family: graded `env_error`, counted and logged so it gets fixed.
         """
 
     @abstractmethod
@@ -89,23 +94,6 @@ class Environment(ABC):
     @abstractmethod
     async def close(self) -> None:
         """Release everything; safe to call more than once."""
-
-
-def tool_arg(args: dict[str, Any], name: str, kind: type, required: bool = True) -> Any:
-    """One tool argument, type-checked; a missing or mistyped one is the agent's error.
-
-    `float` accepts integers; `bool` is never taken for a number.
-    """
-    if name not in args:
-        if required:
-            raise AgentError(f"missing argument {name!r}")
-        return None
-    value = args[name]
-    if kind is float and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
-        raise AgentError(f"argument {name!r} must be a {kind.__name__}")
-    return value
 
 
 #: A state mutator used by validation: edits an exported final state in place; the verifier
@@ -152,7 +140,8 @@ class Family(ABC):
 
     @abstractmethod
     def tool_specs(self) -> list[ToolSpec]:
-        """The family's tool list, for the registry (same as `Environment.tools`)."""
+        """Every tool the family's environments offer, in MCP's shape, for the registry
+        (`Tool.spec()` of the declarations its environments return from `tools()`)."""
 
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         """The reference solution as tool calls; by default `solution/actions.json`."""

@@ -47,6 +47,8 @@ class Observation(BaseModel):
     text: str = Field(default="", description="The tool's result as text for the model.")
     data: dict[str, Any] = Field(default_factory=dict, description="Structured result for programs.")
     is_error: bool = Field(default=False, description="Whether the tool call failed.")
+    timed_out: bool = Field(default=False, description="The call ran out of its time limit and was stopped "
+                                                       "(the step is then graded `agent_timeout`).")
 
 
 class TaskRef(BaseModel):

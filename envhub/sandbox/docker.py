@@ -58,7 +58,7 @@ from envhub.config import Settings
 from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
 from envhub.sandbox.local import PATH, SHELL, _children, _signal_all
-from envhub.sandbox.shell import RUNAWAY_NOTE, Clip, SandboxGone, converse, frame
+from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, SandboxGone, converse, frame
 
 log = logging.getLogger("envhub.sandbox.docker")
 MiB = 1024 * 1024
@@ -332,7 +332,7 @@ class DockerSandbox(Sandbox):
             return self._clear_runaway()
 
         reply = await converse(box.shell, script, marker, deadline=started + timeout_s, max_output=max_output,
-                               grace_s=5, kill_new=lambda: self._kill_new(before), died=self._died,
+                               grace_s=SHELL_GRACE_S, kill_new=lambda: self._kill_new(before), died=self._died,
                                hard_kill=lambda: self._backend.remove(box), on_idle=on_idle)
         if box.cgroup.oom_kills() > ooms_before:
             self._backend.oom_base[box.cid] = box.cgroup.oom_kills()

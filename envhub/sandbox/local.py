@@ -27,7 +27,7 @@ from pathlib import Path
 
 from envhub.errors import EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.sandbox.shell import RUNAWAY_NOTE, Clip, SandboxGone, converse, frame
+from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, SandboxGone, converse, frame
 
 SHELL = ("/bin/bash", "--noprofile", "--norc")
 SANDBOX_UID = 1000  # what the agent sees inside
@@ -181,7 +181,7 @@ class LocalSandbox(Sandbox):
         cleared = self._clear_runaway()
         before = self._sandbox_pids()
         reply = await converse(self._proc, script, marker, deadline=started + timeout_s, max_output=max_output,
-                               grace_s=30, kill_new=lambda: self._kill_new(before), died=self._died,
+                               grace_s=SHELL_GRACE_S, kill_new=lambda: self._kill_new(before), died=self._died,
                                hard_kill=self._hard_kill, on_idle=self._on_idle)
         runaway = cleared or reply.cleared or self._clear_runaway()
         return reply.result(started, RUNAWAY_NOTE if runaway else "")

@@ -13,11 +13,15 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from envhub.errors import AgentError
+from envhub.errors import AgentError, AgentTimeout
 from envhub.sandbox.base import ExecResult
 
 #: How often a backend with an `on_idle` hook is asked to look around while a command is silent.
 POLL_S = 0.5
+#: How long a shell gets, after its timed-out command's processes were killed, to report back
+#: (slow under load). One that does not is wedged by what the agent ran in it (a builtin loop,
+#: a blocked read): `ShellWedged`. The session manager waits longer than this (its STEP_GRACE_S).
+SHELL_GRACE_S = 10.0
 #: What a command's output ends with when a runaway was cleared around the shell while it ran.
 RUNAWAY_NOTE = "\n[the sandbox hit its process limit; every process but the shell was killed]"
 
@@ -26,6 +30,12 @@ class SandboxGone(AgentError):
     """The agent's own command ended its shell (e.g. `exit`, `kill -9 $$`)."""
 
     code = "sandbox_gone"
+
+
+class ShellWedged(AgentTimeout):
+    """The shell did not come back after the agent's timed-out command was killed; it was ended."""
+
+    code = "shell_wedged"
 
 
 class Clip:
@@ -101,7 +111,7 @@ async def converse(proc: asyncio.subprocess.Process, script: bytes, marker: str,
 
     At `deadline` the command's own processes go (`kill_new`) and the shell gets `grace_s` more
     seconds to report back; one that does not is wedged, so the sandbox goes (`hard_kill`) and
-    `SandboxGone` is raised. Output past 16x `max_output` is a flood: the command is killed and
+    `ShellWedged` is raised. Output past 16x `max_output` is a flood: the command is killed and
     what it said so far is kept. A shell that exits raises what `died` classifies. With `on_idle`
     the wait wakes every `POLL_S` seconds of silence to call it (it may raise the backend's own
     error, and answers whether it cleared a runaway); without it the wait lasts to the deadline.
@@ -128,7 +138,8 @@ async def converse(proc: asyncio.subprocess.Process, script: bytes, marker: str,
         if remaining <= 0:
             # The shell did not come back even after its children died: it is wedged.
             await hard_kill()
-            raise SandboxGone("the shell stopped responding after a timed-out command")
+            raise ShellWedged("the command timed out and its shell stopped responding (a builtin that never "
+                              "returns?); the shell was ended, and later commands fail")
         wait = remaining if on_idle is None else min(remaining, POLL_S)
         try:
             chunk = await asyncio.wait_for(proc.stdout.read(65536), timeout=wait)

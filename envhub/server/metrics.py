@@ -8,3 +8,5 @@ VERIFIES = Counter("envhub_verify_total", "Verify outcomes by failure class", ["
 REFUSED = Counter("envhub_sessions_refused_total", "Session creations refused at capacity")
 LATENCY = Histogram("envhub_latency_seconds", "Operation latency", ["op", "env"],
                     buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120))
+#: A tool that raised on arguments its declaration accepted: a family bug, graded env_error. The goal is zero.
+TOOL_CRASHES = Counter("envhub_tool_crashes_total", "Tool exceptions on declared-valid arguments", ["env", "tool"])

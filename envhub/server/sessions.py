@@ -48,11 +48,16 @@ from envhub.spec import (
 )
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
+from envhub.tools import Tool, encodable, find, show
 from envhub.verify.runner import VerifierRunner, verdict
 
 log = logging.getLogger("envhub.sessions")
 
-STEP_GRACE_S = 10.0  # an environment gets this long past the task's step limit before it is a fault
+#: The deadline ladder: a command gets the task's step limit; the sandbox then kills what it
+#: started and gives its shell `envhub.sandbox.shell.SHELL_GRACE_S` to report back (a shell that
+#: does not is wedged by the agent: `agent_timeout`); only an environment still silent this long
+#: past the step limit is a fault of its own (`env_error`). Each rung must exceed the one below.
+STEP_GRACE_S = 15.0
 LOGGED_TEXT = 4000  # characters of each observation kept in the step log
 
 
@@ -81,6 +86,7 @@ class Session:
     step_count: int = 0
     done: bool = False
     broken: EnvError | None = None
+    tools: dict[str, Tool] = field(default_factory=dict)
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     answers: OrderedDict[str, StepResult] = field(default_factory=OrderedDict)
@@ -95,6 +101,11 @@ class Session:
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
+
+
+def _agent_error(e: AgentError) -> Observation:
+    data = {"code": e.code, **{k: v for k, v in e.extra.items() if isinstance(v, str | int | float | bool)}}
+    return Observation(text=f"error: {e.detail}", is_error=True, data=data)
 
 
 class _SessionIds:
@@ -198,15 +209,17 @@ class SessionManager:
             raise EnvError(f"reset of {task.id} failed: {exc}") from exc
         finally:
             self._reserved -= 1
+        tools = env.tools()
         session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=req.harness or "plain",
-                          policy_version=req.policy_version)
+                          policy_version=req.policy_version, tools={t.name: t for t in tools})
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.SESSIONS.labels(family.name).inc()
         metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
-        return SessionCreated(session_id=sid, env=family.name, observation=observation, tools=env.tools(),
+        return SessionCreated(session_id=sid, env=family.name, observation=observation,
+                              tools=[t.spec() for t in tools],
                               task=TaskRef(id=task.id, prompt=task.prompt), lease_expires_at=session.lease_expires_at)
 
     def _sessions_dir(self) -> Path:
@@ -249,12 +262,17 @@ class SessionManager:
                 text=f"episode time budget of {limits.episode_timeout_s:g}s exhausted; call verify", is_error=True),
                 FailureClass.agent_timeout, started, truncated=True)
         try:
-            async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
-                obs = await session.env.step(action)
-            failure = FailureClass.agent_timeout if obs.data.get("timed_out") else FailureClass.ok
+            # The declaration is checked here, once for every family, before the environment sees the call.
+            tool = session.tools.get(action.tool) or find(list(session.tools.values()), action.tool)
+            call = ToolCall(tool=tool.name, arguments=tool.check(action.arguments))
         except AgentError as e:
-            obs, failure = Observation(text=f"error: {e.detail}", is_error=True, data={"code": e.code}), \
-                FailureClass.agent_error
+            return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
+        try:
+            async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
+                obs = await session.env.step(call)
+            failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
+        except AgentError as e:
+            obs, failure = _agent_error(e), FailureClass.agent_error
         except AgentTimeout as e:
             obs, failure = Observation(text=f"timeout: {e.detail}", is_error=True), FailureClass.agent_timeout
         except (TimeoutError, EnvError, OSError) as e:
@@ -262,8 +280,10 @@ class SessionManager:
             log.warning("session %s: environment fault: %s", session.id, session.broken.detail)
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
                 FailureClass.env_error
-        except Exception as e:  # a bug in a family is an environment fault, never the agent's
-            log.exception("session %s: step crashed", session.id)
+        except Exception as e:  # arguments passed the declaration: a crash is a bug in the family
+            metrics.TOOL_CRASHES.labels(session.family.name, call.tool).inc()
+            log.exception("session %s: tool %s crashed on task %s with arguments %s", session.id, call.tool,
+                          session.task.id, show(call.arguments, limit=2000))
             session.broken = EnvError(f"step crashed: {type(e).__name__}: {e}")
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
                 FailureClass.env_error
@@ -275,7 +295,7 @@ class SessionManager:
         elapsed = time.monotonic() - started
         if truncated:
             session.done = True
-        entry = {"step": session.step_count, "action": action.model_dump(),
+        entry = {"step": session.step_count, "action": encodable(action.model_dump()),
                  "observation": {"text": obs.text[:LOGGED_TEXT], "is_error": obs.is_error, "data": obs.data},
                  "failure": failure.value, "elapsed_s": round(elapsed, 6)}
         session.log.append(entry)

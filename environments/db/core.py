@@ -1,27 +1,29 @@
-"""Shared machinery of the db family: the ORM base, typed tools and their argument checking.
+"""Shared machinery of the db family: the ORM base and typed tools.
 
-A tool is a plain Python function over a SQLAlchemy `Session` plus a typed parameter list; the
-parameter list is both the JSON schema the agent sees and the checker its arguments pass
-through, so the two cannot drift. Business rules live in the tool functions and raise
-`AgentError` (the step's transaction is then rolled back, so a refused call changes nothing).
+A tool is a plain Python function over a SQLAlchemy `Session` plus a core tool declaration
+(`envhub.tools`): the declaration is both the JSON schema the agent sees and the check the
+server runs on every call, so the two cannot drift; `P` declares parameters in the db's
+vocabulary (dates, times, money) and `convert` hands the checked values to the function typed.
+Business rules live in the tool functions and raise `AgentError` (the step's transaction is then
+rolled back, so a refused call changes nothing).
 Values reach the database only as bound parameters: an SQL-injection string is just data.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import DeclarativeBase, Session
 
 from envhub.errors import AgentError
-from envhub.spec import ToolSpec
+from envhub.tools import Param, find
+from envhub.tools import Tool as DeclaredTool
 
 MAX_STR = 200  # default cap on a string argument, in characters
 MAX_TEXT = 2000  # cap for free-text arguments (notes, reasons, answers)
@@ -33,140 +35,66 @@ MAX_LIMIT = 100
 Base = DeclarativeBase
 
 
+#: The db's own kinds of value, on top of JSON's: each is a checked JSON value the tool then
+#: receives converted (ISO text to `date`/`datetime`, an amount to integer cents).
+DB_KINDS = ("date", "datetime", "money")
+MONEY_LIMIT = 1_000_000_000  # the largest amount a tool accepts, in currency units
+
+
 @dataclass(frozen=True)
-class P:
-    """One tool parameter: its JSON type, limits and description."""
+class DbParam(Param):
+    """A core `Param` that remembers which db kind it was declared as, for `convert`."""
 
-    type: str  # integer | string | number | boolean | date | datetime | money | array
-    description: str = ""
-    required: bool = True
-    enum: tuple[str, ...] | None = None
-    max_len: int = MAX_STR
-    minimum: float | None = None
-    maximum: float | None = None
-    items: dict[str, P] | None = None  # for arrays of objects
-    max_items: int = 50
-
-    def schema(self) -> dict[str, Any]:
-        s: dict[str, Any]
-        if self.type == "integer":
-            s = {"type": "integer"}
-        elif self.type in ("number", "money"):
-            s = {"type": "number"}
-        elif self.type == "boolean":
-            s = {"type": "boolean"}
-        elif self.type == "date":
-            s = {"type": "string", "format": "date", "pattern": r"^\d{4}-\d{2}-\d{2}$"}
-        elif self.type == "datetime":
-            s = {"type": "string", "format": "date-time", "pattern": r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2})?$"}
-        elif self.type == "array":
-            assert self.items is not None
-            s = {"type": "array", "maxItems": self.max_items, "minItems": 1,
-                 "items": object_schema(self.items)}
-        else:
-            s = {"type": "string", "maxLength": self.max_len}
-        if self.enum:
-            s["enum"] = list(self.enum)
-        if self.minimum is not None:
-            s["minimum"] = self.minimum
-        if self.maximum is not None:
-            s["maximum"] = self.maximum
-        if self.description:
-            s["description"] = self.description
-        return s
+    kind: str = ""
 
 
-def object_schema(params: dict[str, P]) -> dict[str, Any]:
-    return {"type": "object", "additionalProperties": False,
-            "required": [k for k, p in params.items() if p.required],
-            "properties": {k: p.schema() for k, p in params.items()}}
+def P(type: str, description: str = "", *, required: bool = True, enum: tuple[str, ...] | None = None,
+      max_len: int = MAX_STR, minimum: float | None = None, maximum: float | None = None,
+      items: dict[str, DbParam] | None = None, max_items: int = 50) -> DbParam:
+    """A tool parameter in the db's vocabulary (integer, number, boolean, string, date, datetime,
+    money, or an array of objects with `items` fields), declared as a core `Param`."""
+    common = {"description": description, "required": required, "enum": enum, "kind": type}
+    if type == "date":
+        return DbParam("string", format="date", **common)
+    if type == "datetime":
+        return DbParam("string", format="date-time", **common)
+    if type == "money":
+        return DbParam("number", decimals=2, minimum=-MONEY_LIMIT if minimum is None else minimum,
+                       maximum=MONEY_LIMIT if maximum is None else maximum, **common)
+    if type in ("integer", "number"):
+        return DbParam(type, minimum=minimum, maximum=maximum, **common)
+    if type == "array":
+        assert items is not None
+        return DbParam("array", items=DbParam("object", properties=items), min_items=1, max_items=max_items,
+                       **common)
+    if type == "boolean":
+        return DbParam("boolean", **common)
+    # A required text must say something: whitespace alone is no name, reason or answer.
+    return DbParam("string", max_len=max_len, pattern=r"\S" if required and not enum else None, **common)
 
 
-def _coerce(name: str, p: P, value: Any) -> Any:
-    """Check one argument against its parameter and return the typed Python value."""
-    if p.type == "integer":
-        if isinstance(value, bool) or not isinstance(value, int):
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            else:
-                raise AgentError(f"invalid argument {name!r}: expected an integer, got {_show(value)}")
-    elif p.type in ("number", "money"):
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise AgentError(f"invalid argument {name!r}: expected a number, got {_show(value)}")
-        if value != value or value in (float("inf"), float("-inf")):
-            raise AgentError(f"invalid argument {name!r}: expected a finite number")
-        if p.type == "money":
-            value = to_cents(name, value)
-    elif p.type == "boolean":
-        if not isinstance(value, bool):
-            raise AgentError(f"invalid argument {name!r}: expected true or false, got {_show(value)}")
-    elif p.type == "array":
-        if not isinstance(value, list) or not value:
-            raise AgentError(f"invalid argument {name!r}: expected a non-empty array")
-        if len(value) > p.max_items:
-            raise AgentError(f"invalid argument {name!r}: at most {p.max_items} items")
-        assert p.items is not None
-        return [check_args(p.items, v, where=f"{name}[{i}]") for i, v in enumerate(value)]
-    else:
-        if not isinstance(value, str):
-            raise AgentError(f"invalid argument {name!r}: expected a string, got {_show(value)}")
-        if len(value) > p.max_len:
-            raise AgentError(f"invalid argument {name!r}: at most {p.max_len} characters (got {len(value)})")
-        if "\x00" in value:
-            raise AgentError(f"invalid argument {name!r}: contains a NUL character")
-        if p.type == "date":
-            try:
-                value = dt.date.fromisoformat(value)
-            except ValueError:
-                raise AgentError(f"invalid argument {name!r}: expected a date as YYYY-MM-DD, got {_show(value)}")
-        elif p.type == "datetime":
-            try:
-                value = dt.datetime.fromisoformat(value.replace(" ", "T")).replace(tzinfo=None, microsecond=0)
-            except ValueError:
-                raise AgentError(f"invalid argument {name!r}: expected a time as YYYY-MM-DDTHH:MM, got {_show(value)}")
-        elif not value.strip() and p.required:
-            raise AgentError(f"invalid argument {name!r}: must not be empty")
-    if p.enum and value not in p.enum:
-        raise AgentError(f"invalid argument {name!r}: must be one of {', '.join(p.enum)}")
-    if p.minimum is not None and value < (to_cents(name, p.minimum) if p.type == "money" else p.minimum):
-        raise AgentError(f"invalid argument {name!r}: must be at least {p.minimum:g}")
-    if p.maximum is not None and value > (to_cents(name, p.maximum) if p.type == "money" else p.maximum):
-        raise AgentError(f"invalid argument {name!r}: must be at most {p.maximum:g}")
-    return value
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, default=str)
-    return text if len(text) <= 40 else text[:37] + "..."
-
-
-def check_args(params: dict[str, P], args: Any, *, where: str = "arguments") -> dict[str, Any]:
-    """Typed, checked arguments; unknown, missing or mistyped ones are an `AgentError`."""
-    if not isinstance(args, dict):
-        raise AgentError(f"{where} must be an object")
-    unknown = sorted(set(args) - set(params))
-    if unknown:
-        raise AgentError(f"unexpected argument {unknown[0]!r}; expected: {', '.join(params) or 'none'}")
+def convert(params: dict[str, Param], args: dict[str, Any]) -> dict[str, Any]:
+    """Arguments that passed the declaration, as the tool functions take them (dates as
+    `date`/`datetime`, amounts as integer cents)."""
     out: dict[str, Any] = {}
-    for name, p in params.items():
-        if name not in args or args[name] is None:
-            if p.required:
-                raise AgentError(f"missing required argument {name!r}")
-            continue
-        out[name] = _coerce(name, p, args[name])
+    for name, value in args.items():
+        p = params[name]
+        kind = p.kind if isinstance(p, DbParam) else ""
+        if kind == "date":
+            value = dt.date.fromisoformat(value)
+        elif kind == "datetime":
+            value = dt.datetime.fromisoformat(value.replace(" ", "T")).replace(tzinfo=None, microsecond=0)
+        elif kind == "money":
+            value = to_cents(value)
+        elif kind == "array" and p.items is not None and p.items.properties is not None:
+            value = [convert(p.items.properties, v) for v in value]
+        out[name] = value
     return out
 
 
-def to_cents(name: str, value: float | int) -> int:
-    try:
-        d = Decimal(str(value))
-    except InvalidOperation:
-        raise AgentError(f"invalid argument {name!r}: not an amount") from None
-    if d != d.quantize(Decimal("0.01")):
-        raise AgentError(f"invalid argument {name!r}: amounts have at most 2 decimal places")
-    if abs(d) > Decimal("1000000000"):
-        raise AgentError(f"invalid argument {name!r}: amount is out of range")
-    return int(d * 100)
+def to_cents(value: float | int) -> int:
+    """An amount (at most 2 decimals, within `MONEY_LIMIT`: the declaration checked both) in cents."""
+    return int((Decimal(repr(value)) * 100).to_integral_value())
 
 
 def money(cents: int) -> str:
@@ -176,17 +104,11 @@ def money(cents: int) -> str:
 
 
 @dataclass(frozen=True)
-class Tool:
-    """A typed tool: what the agent sees and the function that runs it."""
+class Tool(DeclaredTool):
+    """A declared tool plus the function that runs it: fn(session, **converted_args) -> JSON-able."""
 
-    name: str
-    description: str
-    params: dict[str, P]
-    fn: Callable[..., Any]  # fn(session, **typed_args) -> JSON-able result
+    fn: Callable[..., Any] = field(default=lambda s: None)
     writes: bool = False
-
-    def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, input_schema=object_schema(self.params))
 
 
 @dataclass(eq=False)
@@ -204,10 +126,7 @@ class Domain:
     intents: list[Callable[..., Any]] = field(default_factory=list)
 
     def tool(self, name: str) -> Tool:
-        for t in self.tools:
-            if t.name == name:
-                return t
-        raise AgentError(f"unknown tool {name!r}; available tools: {', '.join(t.name for t in self.tools)}")
+        return find(self.tools, name)
 
 
 # --- helpers tools use ---------------------------------------------------------------------------

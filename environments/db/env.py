@@ -26,22 +26,26 @@ from typing import Any
 
 from sqlalchemy import exc
 
-from environments.db import domains as domain_registry
-from environments.db import dump as dumping
-from environments.db.core import RECORDING_TOOLS, Domain, check_args
-from environments.db.store import Handle, Store, make_store
 from envhub.env import EnvContext, Environment, Family, Mutator, ValidationFinding
 from envhub.errors import AgentError, EnvError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
+from envhub.tools import Tool
+from environments.db import domains as domain_registry
+from environments.db import dump as dumping
+from environments.db.core import RECORDING_TOOLS, Domain, convert
+from environments.db.store import Handle, Store, make_store
 
 MAX_OBSERVATION = 60_000
 
 
 def run_call(handle: Handle, domain: Domain, call: ToolCall) -> Any:
-    """Run one tool call as one transaction (blocking). Rule violations roll back and raise."""
+    """Run one tool call as one transaction (blocking). Rule violations roll back and raise.
+
+    The arguments are checked against the tool's declaration here too (the server already did for
+    live calls), so a replay or a synthesised call can never reach a tool unchecked."""
     tool = domain.tool(call.tool)
-    args = check_args(tool.params, call.arguments)
+    args = convert(tool.params, tool.check(call.arguments))
     with handle.session() as s:
         try:
             result = tool.fn(s, **args)
@@ -85,8 +89,8 @@ class DbEnvironment(Environment):
         self.refusals: list[str] = []
         self.frozen = False
 
-    def tools(self) -> list[ToolSpec]:
-        return [t.spec() for t in self.domain.tools] if self.domain else []
+    def tools(self) -> list[Tool]:
+        return list(self.domain.tools) if self.domain else []
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
         domain = domain_registry.get(str(task.config.metadata.get("domain", "")))

@@ -13,17 +13,16 @@ from envhub.env import EnvContext, Environment, Family
 from envhub.errors import AgentError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
+from envhub.tools import Param, Tool
 
-TOOLS = [ToolSpec(name="echo", description="Echo a message back.",
-                  input_schema={"type": "object", "required": ["message"], "additionalProperties": False,
-                                "properties": {"message": {"type": "string", "maxLength": 100_000}}})]
+TOOLS = [Tool("echo", "Echo a message back.", {"message": Param("string", max_len=100_000)})]
 
 
 class EchoEnvironment(Environment):
     def __init__(self) -> None:
         self.messages: list[str] = []
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self) -> list[Tool]:
         return TOOLS
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
@@ -33,9 +32,7 @@ class EchoEnvironment(Environment):
     async def step(self, call: ToolCall) -> Observation:
         if call.tool != "echo":
             raise AgentError(f"unknown tool {call.tool!r}; the only tool is 'echo'")
-        message = call.arguments.get("message")
-        if not isinstance(message, str) or set(call.arguments) != {"message"}:
-            raise AgentError("echo takes exactly one string argument, 'message'")
+        message = call.arguments["message"]
         self.messages.append(message)
         return Observation(text=message, data={"count": len(self.messages)})
 
@@ -56,4 +53,4 @@ class EchoFamily(Family):
         return EchoEnvironment()
 
     def tool_specs(self) -> list[ToolSpec]:
-        return TOOLS
+        return [t.spec() for t in TOOLS]

@@ -12,16 +12,17 @@ import json
 import os
 from pathlib import Path
 
-from environments.office import export, judge
-from environments.office.lo import OfficePool
-from environments.office.mutators import MUTATORS
-from environments.office.tools import TOOLS, Tools
-from environments.office.workspace import Workspace
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family, Mutator
 from envhub.errors import EnvError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
+from envhub.tools import Tool
+from environments.office import export, judge
+from environments.office.lo import OfficePool
+from environments.office.mutators import MUTATORS
+from environments.office.tools import TOOLS, Tools
+from environments.office.workspace import Workspace
 
 
 class OfficeEnvironment(Environment):
@@ -32,7 +33,7 @@ class OfficeEnvironment(Environment):
         self.task: Task | None = None
         self.tools_ = Tools(self.ws, family.office, ctx.settings.max_output_bytes)
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self) -> list[Tool]:
         return TOOLS
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
@@ -78,6 +79,11 @@ class OfficeFamily(Family):
     name = "office"
     description = ("OfficeVerse: business documents (docx, xlsx, pptx, pdf) across 11 industries and 12 task types; "
                    "verifiers read parsed documents and LibreOffice-recalculated values.")
+    # State export, recalculation, the judge, mutators and the task types' checks judge a task; the
+    # document tools (tools.py, writers.py, readers.py) and the generator only serve the agent and
+    # the author: CI's oracle smoke over HTTP guards them.
+    judged_by = ("env.py", "export.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks", "tasktypes.py",
+                 "data.py", "workspace.py")
 
     def __init__(self) -> None:
         self._office: OfficePool | None = None
@@ -103,7 +109,7 @@ class OfficeFamily(Family):
         return OfficeEnvironment(ctx, self)
 
     def tool_specs(self) -> list[ToolSpec]:
-        return TOOLS
+        return [t.spec() for t in TOOLS]
 
     def mutators(self) -> dict[str, Mutator]:
         return dict(MUTATORS)

@@ -15,77 +15,71 @@ from typing import Any
 
 import pypdf
 
+from envhub.errors import AgentError
+from envhub.tools import Param, Tool, find
 from environments.office import readers, writers
 from environments.office.lo import DocumentRejected, LibreOffice
 from environments.office.workspace import Workspace
-from envhub.errors import AgentError
-from envhub.spec import ToolSpec
 from verifiers.office_safe import UnsafeDocument, inspect, kind_of, open_pdf
 
-S = {"type": "string", "minLength": 1, "maxLength": 500}
-
-
-def _spec(name: str, description: str, props: dict[str, Any], required: list[str]) -> ToolSpec:
-    return ToolSpec(name=name, description=description, input_schema={
-        "type": "object", "additionalProperties": False, "required": required, "properties": props})
+S = Param("string", min_len=1, max_len=500)
+OPT = Param("string", required=False, min_len=1, max_len=500)
+CELL = Param(("string", "number", "boolean", "null"), max_len=32_767)  # Excel's cell limit
+#: Blocks, ops and slides are small documents of their own: free-form JSON, bounded in size and
+#: depth by the core; the writers check their fields and answer a bad one as the agent's error.
+PARTS = Param("array", items=Param("any"), min_items=1, max_items=500)
 
 
 TOOLS = [
-    _spec("list_files", "List the documents in the workspace with their sizes.", {}, []),
-    _spec("read_document", "Read a docx (paragraphs with index and style, tables), xlsx (cells with values and "
+    Tool("list_files", "List the documents in the workspace with their sizes.", {}),
+    Tool("read_document", "Read a docx (paragraphs with index and style, tables), xlsx (cells with values and "
           "formulas, charts; optional sheet and A1 range), pptx (slides: title, text, tables, charts, notes) or pdf "
-          "(text per page, outline, form fields).", {"path": S, "sheet": S, "range": S}, ["path"]),
-    _spec("xlsx_write", "Write cells of a workbook sheet (created if missing). Values are strings, numbers or null; "
+          "(text per page, outline, form fields).", {"path": S, "sheet": OPT, "range": OPT}),
+    Tool("xlsx_write", "Write cells of a workbook sheet (created if missing). Values are strings, numbers or null; "
           "a string starting with '=' is a live formula. Either `cells` {A1: value} or `rows` [[...]] from `start`.",
-          {"path": S, "sheet": S, "cells": {"type": "object"}, "rows": {"type": "array"}, "start": S,
-           "clear": {"type": "boolean"}, "create": {"type": "boolean"}}, ["path", "sheet"]),
-    _spec("xlsx_sheet", "Add, delete or rename a sheet.", {"path": S, "action": {"enum": ["add", "delete", "rename"]},
-          "sheet": S, "new_name": S}, ["path", "action", "sheet"]),
-    _spec("xlsx_chart", "Add a chart to a sheet from ranges like Summary!B1:B6 (data, with header when "
+          {"path": S, "sheet": S, "cells": Param("object", required=False, values=CELL),
+           "rows": Param("array", required=False, items=Param("array", items=CELL, max_items=1000), max_items=10_000),
+           "start": Param("string", required=False, min_len=1, max_len=20, default="A1"),
+           "clear": Param("boolean", required=False, default=False),
+           "create": Param("boolean", required=False, default=False)}),
+    Tool("xlsx_sheet", "Add, delete or rename a sheet.",
+          {"path": S, "action": Param("string", enum=("add", "delete", "rename")), "sheet": S, "new_name": OPT}),
+    Tool("xlsx_chart", "Add a chart to a sheet from ranges like Summary!B1:B6 (data, with header when "
           "titles_from_data) and Summary!A2:A6 (categories).",
-          {"path": S, "sheet": S, "type": {"enum": ["bar", "column", "line", "pie"]}, "data": S, "categories": S,
-           "anchor": S, "title": S, "titles_from_data": {"type": "boolean"}},
-          ["path", "sheet", "type", "data", "categories"]),
-    _spec("xlsx_conditional_format", "Add a formula-based conditional formatting rule with a fill colour.",
-          {"path": S, "sheet": S, "range": S, "formula": S, "fill": S}, ["path", "sheet", "range", "formula"]),
-    _spec("xlsx_recalculate", "Recalculate a workbook with LibreOffice and show the computed values "
-          "(the file is not changed).", {"path": S, "sheet": S, "range": S}, ["path"]),
-    _spec("docx_write", "Create a Word document (mode create) or append to one (mode append) from blocks: "
+          {"path": S, "sheet": S, "type": Param("string", enum=("bar", "column", "line", "pie")), "data": S,
+           "categories": S, "anchor": Param("string", required=False, min_len=1, max_len=20, default="H2"),
+           "title": Param("string", required=False, max_len=500, default=""),
+           "titles_from_data": Param("boolean", required=False, default=True)}),
+    Tool("xlsx_conditional_format", "Add a formula-based conditional formatting rule with a fill colour.",
+          {"path": S, "sheet": S, "range": S, "formula": S,
+           "fill": Param("string", required=False, pattern=r"^[0-9A-Fa-f]{6}$", default="FFC7CE")}),
+    Tool("xlsx_recalculate", "Recalculate a workbook with LibreOffice and show the computed values "
+          "(the file is not changed).", {"path": S, "sheet": OPT, "range": OPT}),
+    Tool("docx_write", "Create a Word document (mode create) or append to one (mode append) from blocks: "
           "{type: heading, text, level} | {type: paragraph, text, style?, bold?} | {type: bullets, items} | "
           "{type: table, rows, style?} | {type: page_break}.",
-          {"path": S, "blocks": {"type": "array"}, "mode": {"enum": ["create", "append"]}}, ["path", "blocks"]),
-    _spec("docx_edit", "Edit a Word document in order: {op: set_style, index, style} | {op: set_text, index, text} "
+          {"path": S, "blocks": PARTS,
+           "mode": Param("string", required=False, enum=("create", "append"), default="create")}),
+    Tool("docx_edit", "Edit a Word document in order: {op: set_style, index, style} | {op: set_text, index, text} "
           "| {op: delete, index} | {op: replace, find, replace} | {op: insert_after, index, block} | "
           "{op: paragraphs_to_table, start, end, sep?}. Indexes are paragraph indexes from read_document, "
-          "as they stand after the previous op.", {"path": S, "ops": {"type": "array"}}, ["path", "ops"]),
-    _spec("pptx_write", "Create a deck (mode create) or append slides (mode append): each slide {layout?: title, "
+          "as they stand after the previous op.", {"path": S, "ops": PARTS}),
+    Tool("pptx_write", "Create a deck (mode create) or append slides (mode append): each slide {layout?: title, "
           "title, subtitle?, bullets?, table? [[...]], chart? {type, categories, series: [{name, values}], title?}, "
-          "notes?}.", {"path": S, "slides": {"type": "array"}, "mode": {"enum": ["create", "append"]}},
-          ["path", "slides"]),
-    _spec("pptx_edit", "Edit a deck (slides are 1-based): {op: set_title, slide, text} | {op: set_notes, slide, "
+          "notes?}.", {"path": S, "slides": PARTS,
+                       "mode": Param("string", required=False, enum=("create", "append"), default="create")}),
+    Tool("pptx_edit", "Edit a deck (slides are 1-based): {op: set_title, slide, text} | {op: set_notes, slide, "
           "text} | {op: replace, slide?, find, replace} | {op: set_table_cell, slide, table?, row, col, text} | "
           "{op: set_chart_data, slide, chart?, categories, series} | {op: delete_slide, slide} | "
-          "{op: move_slide, slide, to} | {op: add_slide, slide_spec}.", {"path": S, "ops": {"type": "array"}},
-          ["path", "ops"]),
-    _spec("pdf_export", "Convert a docx, xlsx or pptx to PDF with LibreOffice.", {"source": S, "dest": S},
-          ["source", "dest"]),
-    _spec("pdf_merge", "Concatenate PDFs into one, with an optional bookmark per part at its first page.",
-          {"dest": S, "parts": {"type": "array"}, "title": S}, ["dest", "parts"]),
-    _spec("copy_file", "Copy a file within the workspace.", {"source": S, "dest": S}, ["source", "dest"]),
-    _spec("delete_file", "Delete a file from the workspace.", {"path": S}, ["path"]),
+          "{op: move_slide, slide, to} | {op: add_slide, slide_spec}.", {"path": S, "ops": PARTS}),
+    Tool("pdf_export", "Convert a docx, xlsx or pptx to PDF with LibreOffice.", {"source": S, "dest": S}),
+    Tool("pdf_merge", "Concatenate PDFs into one, with an optional bookmark per part at its first page.",
+          {"dest": S, "parts": Param("array", min_items=1, max_items=500, items=Param("object", properties={
+              "path": S, "bookmark": Param("string", required=False, max_len=500)})),
+           "title": Param("string", required=False, max_len=500)}),
+    Tool("copy_file", "Copy a file within the workspace.", {"source": S, "dest": S}),
+    Tool("delete_file", "Delete a file from the workspace.", {"path": S}),
 ]
-TOOL_NAMES = [t.name for t in TOOLS]
-
-
-def _arg(args: dict[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ..., ) -> Any:
-    if name not in args or args[name] is None:
-        if default is ...:
-            raise AgentError(f"missing argument {name!r}")
-        return default
-    v = args[name]
-    if not isinstance(v, kind) or (isinstance(v, bool) and kind is not bool):
-        raise AgentError(f"argument {name!r} has the wrong type")
-    return v
 
 
 class Tools:
@@ -97,13 +91,9 @@ class Tools:
         self.max_output = max_output
 
     def run(self, name: str, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        fn = getattr(self, f"t_{name}", None) if name in TOOL_NAMES else None
-        if fn is None:
-            raise AgentError(f"unknown tool {name!r}; tools are: {', '.join(TOOL_NAMES)}")
-        spec = next(t for t in TOOLS if t.name == name)
-        extra = set(args) - set(spec.input_schema["properties"])
-        if extra:
-            raise AgentError(f"{name} does not take {sorted(extra)}")
+        # The server checked the call already; checking again (cheap) fills defaults for direct callers.
+        args = find(TOOLS, name).check(args)
+        fn = getattr(self, f"t_{name}")
         try:
             text, data = fn(args)
         except (UnsafeDocument, DocumentRejected) as e:
@@ -122,27 +112,27 @@ class Tools:
         return "\n".join(f"{f['path']}  ({f['bytes']} bytes)" for f in files) or "(empty)", {"files": files}
 
     def t_copy_file(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        src = self.ws.path(_arg(args, "source", str), must_exist=True)
-        dest = self.ws.path(_arg(args, "dest", str))
+        src = self.ws.path(args["source"], must_exist=True)
+        dest = self.ws.path(args["dest"])
         self.ws.save(dest, lambda tmp: shutil.copyfile(src, tmp))
         return f"copied to {self.ws.rel(dest)}", {"path": self.ws.rel(dest)}
 
     def t_delete_file(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str), must_exist=True)
+        p = self.ws.path(args["path"], must_exist=True)
         p.unlink()
         return f"deleted {self.ws.rel(p)}", {}
 
     # -- reading -------------------------------------------------------------------------------
     def t_read_document(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str), must_exist=True)
+        p = self.ws.path(args["path"], must_exist=True)
         kind = inspect(p)
         if kind == "xlsx":
-            return readers.read_xlsx(p, _arg(args, "sheet", str, None), _arg(args, "range", str, None))
+            return readers.read_xlsx(p, args.get("sheet"), args.get("range"))
         return {"docx": readers.read_docx, "pptx": readers.read_pptx, "pdf": readers.read_pdf}[kind](p)
 
     # -- spreadsheets --------------------------------------------------------------------------
     def _xlsx(self, args: dict[str, Any], create: bool = False) -> tuple[Path, Any]:
-        p = self.ws.path(_arg(args, "path", str))
+        p = self.ws.path(args["path"])
         if kind_of(p) != "xlsx":
             raise AgentError("path must end in .xlsx")
         return p, writers.load_or_new_workbook(p, create)
@@ -151,90 +141,90 @@ class Tools:
         self.ws.save(p, lambda tmp: wb.save(tmp))
 
     def t_xlsx_write(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p, wb = self._xlsx(args, create=_arg(args, "create", bool, False))
-        n = writers.xlsx_write(wb, _arg(args, "sheet", str), _arg(args, "cells", dict, None),
-                               _arg(args, "rows", list, None), _arg(args, "start", str, "A1"),
-                               _arg(args, "clear", bool, False))
+        p, wb = self._xlsx(args, create=args["create"])
+        n = writers.xlsx_write(wb, args["sheet"], args.get("cells"),
+                               args.get("rows"), args["start"],
+                               args["clear"])
         self._save_wb(p, wb)
         return f"wrote {n} cells to {self.ws.rel(p)}!{args['sheet']}", {"cells": n}
 
     def t_xlsx_sheet(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         p, wb = self._xlsx(args)
-        writers.xlsx_sheet(wb, _arg(args, "action", str), _arg(args, "sheet", str), _arg(args, "new_name", str, None))
+        writers.xlsx_sheet(wb, args["action"], args["sheet"], args.get("new_name"))
         self._save_wb(p, wb)
         return f"sheets now: {wb.sheetnames}", {"sheets": wb.sheetnames}
 
     def t_xlsx_chart(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         p, wb = self._xlsx(args)
-        writers.xlsx_chart(wb, _arg(args, "sheet", str), _arg(args, "type", str), _arg(args, "data", str),
-                           _arg(args, "categories", str), _arg(args, "anchor", str, "H2"), _arg(args, "title", str, ""),
-                           _arg(args, "titles_from_data", bool, True))
+        writers.xlsx_chart(wb, args["sheet"], args["type"], args["data"],
+                           args["categories"], args["anchor"], args["title"],
+                           args["titles_from_data"])
         self._save_wb(p, wb)
         return "chart added", {}
 
     def t_xlsx_conditional_format(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         p, wb = self._xlsx(args)
-        writers.xlsx_conditional(wb, _arg(args, "sheet", str), _arg(args, "range", str), _arg(args, "formula", str),
-                                 _arg(args, "fill", str, "FFC7CE"))
+        writers.xlsx_conditional(wb, args["sheet"], args["range"], args["formula"],
+                                 args["fill"])
         self._save_wb(p, wb)
         return "rule added", {}
 
     def t_xlsx_recalculate(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str), must_exist=True)
+        p = self.ws.path(args["path"], must_exist=True)
         if inspect(p) != "xlsx":
             raise AgentError("xlsx_recalculate needs an .xlsx file")
         with tempfile.TemporaryDirectory(prefix="recalc-") as tmp:
             out = Path(tmp) / "recalc.xlsx"
             self.lo().recalc(p, out)
-            return readers.read_xlsx(p, _arg(args, "sheet", str, None), _arg(args, "range", str, None),
+            return readers.read_xlsx(p, args.get("sheet"), args.get("range"),
                                      values_from=out)
 
     # -- word ----------------------------------------------------------------------------------
     def t_docx_write(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str))
+        p = self.ws.path(args["path"])
         if kind_of(p) != "docx":
             raise AgentError("path must end in .docx")
-        mode = _arg(args, "mode", str, "create")
+        mode = args["mode"]
         if mode == "append" and not p.is_file():
             raise AgentError(f"{self.ws.rel(p)} does not exist")
-        doc = writers.docx_write(p, _arg(args, "blocks", list), mode)
+        doc = writers.docx_write(p, args["blocks"], mode)
         self.ws.save(p, lambda tmp: doc.save(str(tmp)))
         return f"{self.ws.rel(p)}: {len(doc.paragraphs)} paragraphs, {len(doc.tables)} tables", {}
 
     def t_docx_edit(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str), must_exist=True)
+        p = self.ws.path(args["path"], must_exist=True)
         from verifiers.office_safe import open_docx
 
         doc = open_docx(p)
-        n = writers.docx_edit(doc, _arg(args, "ops", list))
+        n = writers.docx_edit(doc, args["ops"])
         self.ws.save(p, lambda tmp: doc.save(str(tmp)))
         return f"applied {n} edits to {self.ws.rel(p)}", {}
 
     # -- presentations -------------------------------------------------------------------------
     def t_pptx_write(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str))
+        p = self.ws.path(args["path"])
         if kind_of(p) != "pptx":
             raise AgentError("path must end in .pptx")
-        mode = _arg(args, "mode", str, "create")
+        mode = args["mode"]
         if mode == "append" and not p.is_file():
             raise AgentError(f"{self.ws.rel(p)} does not exist")
-        prs = writers.pptx_write(p, _arg(args, "slides", list), mode)
+        prs = writers.pptx_write(p, args["slides"], mode)
         self.ws.save(p, lambda tmp: prs.save(str(tmp)))
         return f"{self.ws.rel(p)}: {len(prs.slides)} slides", {}
 
     def t_pptx_edit(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(_arg(args, "path", str), must_exist=True)
+        p = self.ws.path(args["path"], must_exist=True)
         from verifiers.office_safe import open_pptx
 
         prs = open_pptx(p)
-        n = writers.pptx_edit(prs, _arg(args, "ops", list))
+        n = writers.pptx_edit(prs, args["ops"])
         self.ws.save(p, lambda tmp: prs.save(str(tmp)))
         return f"applied {n} edits to {self.ws.rel(p)}; {len(prs.slides)} slides", {}
 
     # -- pdf -----------------------------------------------------------------------------------
     def t_pdf_export(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        src = self.ws.path(_arg(args, "source", str), must_exist=True)
-        dest = self.ws.path(_arg(args, "dest", str))
+        src = self.ws.path(args["source"], must_exist=True)
+        dest = self.ws.path(args["dest"])
         if inspect(src) == "pdf" or kind_of(dest) != "pdf":
             raise AgentError("pdf_export converts a docx/xlsx/pptx source to a .pdf dest")
         with tempfile.TemporaryDirectory(prefix="pdf-") as tmp:
@@ -245,17 +235,13 @@ class Tools:
         return f"wrote {self.ws.rel(dest)} ({pages} pages)", {"pages": pages}
 
     def t_pdf_merge(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        dest = self.ws.path(_arg(args, "dest", str))
+        dest = self.ws.path(args["dest"])
         if kind_of(dest) != "pdf":
             raise AgentError("dest must end in .pdf")
-        parts = _arg(args, "parts", list)
-        if not parts:
-            raise AgentError("parts is empty")
+        parts = args["parts"]
         writer = pypdf.PdfWriter()
         for part in parts:
-            if not isinstance(part, dict):
-                raise AgentError("each part is {path, bookmark?}")
-            src = self.ws.path(part.get("path"), must_exist=True)
+            src = self.ws.path(part["path"], must_exist=True)
             reader = open_pdf(src)
             first = len(writer.pages)
             for page in reader.pages:

@@ -14,11 +14,12 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from envhub.env import EnvContext, Environment, tool_arg
+from envhub.env import EnvContext, Environment
 from envhub.errors import AgentError, EnvError
 from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
-from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.spec import Observation, ToolCall
 from envhub.tasks.model import Task
+from envhub.tools import Param, Tool
 from environments.swe import repo as swe_repo
 from verifiers.swe import FIXED_ENV, SweConfig
 from verifiers.swe_reports import PASSED, ReportError, parse
@@ -27,41 +28,34 @@ MAX_FILE_BYTES = 1024 * 1024
 MAX_VIEW_LINES = 2000
 
 
-def _schema(required: list[str], **props: dict) -> dict:
-    return {"type": "object", "additionalProperties": False, "required": required, "properties": props}
-
-
-_STR = {"type": "string"}
-TOOLS = [
-    ToolSpec(name="view_file", description=(
-        "Show a file of the repository with line numbers, optionally only lines start_line..end_line "
-        f"(1-based, inclusive; at most {MAX_VIEW_LINES} lines at once). A folder is listed instead."),
-        input_schema=_schema(["path"], path={"type": "string", "minLength": 1},
-                             start_line={"type": "integer", "minimum": 1}, end_line={"type": "integer", "minimum": 1})),
-    ToolSpec(name="search", description=(
-        "Search file contents for a regular expression (grep -rnE) under path (default: the repository "
-        "root); prints file:line:text, at most 200 matches."),
-        input_schema=_schema(["pattern"], pattern={"type": "string", "minLength": 1}, path=_STR)),
-    ToolSpec(name="create_file", description="Create or overwrite a file with the given content.",
-             input_schema=_schema(["path", "content"], path={"type": "string", "minLength": 1},
-                                  content={"type": "string", "maxLength": MAX_FILE_BYTES})),
-    ToolSpec(name="str_replace", description=(
-        "Replace the text `old` with `new` in a file; `old` must occur exactly once (add surrounding "
-        "lines to make it unique)."),
-        input_schema=_schema(["path", "old", "new"], path={"type": "string", "minLength": 1},
-                             old={"type": "string", "minLength": 1}, new=_STR)),
-    ToolSpec(name="apply_patch", description="Apply a unified diff (as from `git diff`) at the repository root.",
-             input_schema=_schema(["patch"], patch={"type": "string", "minLength": 1, "maxLength": MAX_FILE_BYTES})),
-    ToolSpec(name="bash", description=(
-        "Run a bash command in the repository's persistent shell (cwd and exported variables persist). "
-        "No network."),
-        input_schema=_schema(["command"], command={"type": "string", "minLength": 1, "maxLength": 100_000},
-                             timeout_s={"type": "number", "exclusiveMinimum": 0})),
-    ToolSpec(name="run_tests", description=(
-        "Build the project and run its test suite the way it is graded; shows the output and which "
-        "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it."),
-        input_schema=_schema([], args=_STR)),
+MAX_TIMEOUT_S = 3600.0
+_PATH = Param("string", min_len=1, max_len=4096)
+DECLARED = [
+    Tool("view_file", "Show a file of the repository with line numbers, optionally only lines start_line..end_line "
+         f"(1-based, inclusive; at most {MAX_VIEW_LINES} lines at once). A folder is listed instead.",
+         {"path": _PATH, "start_line": Param("integer", required=False, minimum=1),
+          "end_line": Param("integer", required=False, minimum=1)}),
+    Tool("search", "Search file contents for a regular expression (grep -rnE) under path (default: the repository "
+         "root); prints file:line:text, at most 200 matches.",
+         {"pattern": Param("string", min_len=1, max_len=4096), "path": Param("string", required=False, max_len=4096)}),
+    Tool("create_file", "Create or overwrite a file with the given content.",
+         {"path": _PATH, "content": Param("string", max_len=MAX_FILE_BYTES)}),
+    Tool("str_replace", "Replace the text `old` with `new` in a file; `old` must occur exactly once (add surrounding "
+         "lines to make it unique).",
+         {"path": _PATH, "old": Param("string", min_len=1, max_len=MAX_FILE_BYTES),
+          "new": Param("string", max_len=MAX_FILE_BYTES)}),
+    Tool("apply_patch", "Apply a unified diff (as from `git diff`) at the repository root.",
+         {"patch": Param("string", min_len=1, max_len=MAX_FILE_BYTES)}),
+    Tool("bash", "Run a bash command in the repository's persistent shell (cwd and exported variables persist). "
+         "No network.",
+         {"command": Param("string", min_len=1, max_len=100_000),
+          "timeout_s": Param("number", "Kill the command after this long (capped by the task's step limit).",
+                             required=False, exclusive_minimum=0, maximum=MAX_TIMEOUT_S)}),
+    Tool("run_tests", "Build the project and run its test suite the way it is graded; shows the output and which "
+         "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it.",
+         {"args": Param("string", required=False, max_len=4096)}),
 ]
+TOOLS = [t.spec() for t in DECLARED]  # in MCP's shape, for the registry
 
 
 def _b64(text: str) -> str:
@@ -75,8 +69,8 @@ class SweEnvironment(Environment):
         self.task: Task | None = None
         self.cfg: SweConfig | None = None
 
-    def tools(self) -> list[ToolSpec]:
-        return TOOLS
+    def tools(self) -> list[Tool]:
+        return DECLARED
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
         self.task = task
@@ -117,10 +111,6 @@ class SweEnvironment(Environment):
         handler = handlers.get(call.tool)
         if handler is None:
             raise AgentError(f"unknown tool {call.tool!r}; tools are: {', '.join(handlers)}")
-        allowed = set(next(t for t in TOOLS if t.name == call.tool).input_schema["properties"])
-        extra = set(args) - allowed
-        if extra:
-            raise AgentError(f"{call.tool} takes no argument(s) {', '.join(sorted(extra))}")
         return await handler(args)
 
     # -- tools ---------------------------------------------------------------------------------
@@ -144,9 +134,7 @@ class SweEnvironment(Environment):
             raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
 
     async def _view(self, args: dict[str, Any]) -> Observation:
-        path = tool_arg(args, "path", str)
-        start = tool_arg(args, "start_line", int, required=False) or 1
-        end = tool_arg(args, "end_line", int, required=False)
+        path, start, end = args["path"], args.get("start_line", 1), args.get("end_line")
         q = shlex.quote(path)
         res = await self._run(f"if [ -d {q} ]; then echo DIR; find {q} -maxdepth 2 -not -path '*/.git*' | sort "
                               f"| head -500; elif [ -f {q} ]; then echo FILE; "
@@ -165,20 +153,19 @@ class SweEnvironment(Environment):
         return Observation(text=body + more, data={"path": path, "lines": len(lines), "shown": [start, last]})
 
     async def _search(self, args: dict[str, Any]) -> Observation:
-        pattern = tool_arg(args, "pattern", str)
-        path = tool_arg(args, "path", str, required=False) or "."
+        pattern, path = args["pattern"], args.get("path") or "."
         res = await self._run(f"grep -rnIE --exclude-dir=.git -e {shlex.quote(pattern)} -- {shlex.quote(path)} "
                               "| head -n 200")
         text = res.output.strip() or "no matches"
         return Observation(text=text, data={"matches": 0 if text == "no matches" else text.count("\n") + 1})
 
     async def _create(self, args: dict[str, Any]) -> Observation:
-        path, content = tool_arg(args, "path", str), tool_arg(args, "content", str)
+        path, content = args["path"], args["content"]
         await self._write(path, content)
         return Observation(text=f"wrote {len(content.encode())} bytes to {path}", data={"path": path})
 
     async def _replace(self, args: dict[str, Any]) -> Observation:
-        path, old, new = tool_arg(args, "path", str), tool_arg(args, "old", str), tool_arg(args, "new", str)
+        path, old, new = args["path"], args["old"], args["new"]
         text = await self._read(path)
         count = text.count(old)
         if count != 1:
@@ -189,7 +176,7 @@ class SweEnvironment(Environment):
         return Observation(text=f"replaced 1 occurrence in {path} at line {line}", data={"path": path, "line": line})
 
     async def _apply_patch(self, args: dict[str, Any]) -> Observation:
-        patch = tool_arg(args, "patch", str)
+        patch = args["patch"]
         if not patch.endswith("\n"):
             patch += "\n"
         res = await self._run(f"printf %s {_b64(patch)} | base64 -d > /tmp/.envhub.patch && "
@@ -200,20 +187,20 @@ class SweEnvironment(Environment):
         return Observation(text=res.output.strip() or "patch applied", data={"applied": True})
 
     async def _bash(self, args: dict[str, Any]) -> Observation:
-        command = tool_arg(args, "command", str)
-        timeout = min(tool_arg(args, "timeout_s", float, required=False) or self._step_limit, self._step_limit)
+        command = args["command"]
+        timeout = min(args.get("timeout_s", self._step_limit), self._step_limit)
         res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
         if res.timed_out:
             text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
         else:
             text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
-        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0,
+        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out,
                            data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated})
 
     async def _run_tests(self, args: dict[str, Any]) -> Observation:
         assert self.cfg is not None and self.task is not None
         cfg = self.cfg
-        test_args = tool_arg(args, "args", str, required=False) or ""
+        test_args = args.get("args", "")
         fixed = {k: v for k, v in FIXED_ENV.items() if k != "PATH"} | {"TEST_ARGS": test_args}
         # The task's own variables may name $HOME or $TMPDIR: double quotes let the shell expand them.
         exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in fixed.items()) + " " + " ".join(
@@ -242,7 +229,7 @@ class SweEnvironment(Environment):
         output = output if len(output) <= clip else f"[... output clipped ...]\n{output[-clip:]}"
         state = "timed out" if res.timed_out else f"exit code {res.exit_code}"
         return Observation(text=f"{output.rstrip()}\n[{state}]\n\nTest summary: {summary}",
-                           is_error=res.timed_out or res.exit_code != 0, data=data)
+                           is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out, data=data)
 
     async def export_state(self, dest: Path) -> None:
         await self._sandbox().export(dest)

@@ -11,29 +11,27 @@ import base64
 import shlex
 from pathlib import Path
 
-from envhub.env import EnvContext, Environment, Family, tool_arg
+from envhub.env import EnvContext, Environment, Family
 from envhub.errors import AgentError, EnvError
 from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
+from envhub.tools import Param, Tool
 
 MAX_FILE_BYTES = 1024 * 1024
 
+#: The longest a single command may ask for; the task's step limit still caps it.
+MAX_TIMEOUT_S = 3600.0
+
 TOOLS = [
-    ToolSpec(name="bash", description=(
-        "Run a bash command in the workspace's persistent shell (cwd and exported variables persist "
-        "between calls). Returns combined stdout/stderr and the exit code. No network."),
-        input_schema={"type": "object", "additionalProperties": False, "required": ["command"], "properties": {
-            "command": {"type": "string", "minLength": 1, "maxLength": 100_000},
-            "timeout_s": {"type": "number", "exclusiveMinimum": 0, "description": "Kill the command after this long."},
-        }}),
-    ToolSpec(name="read_file", description="Read a text file (up to 1 MiB).",
-             input_schema={"type": "object", "additionalProperties": False, "required": ["path"],
-                           "properties": {"path": {"type": "string", "minLength": 1}}}),
-    ToolSpec(name="write_file", description="Create or overwrite a text file with the given content.",
-             input_schema={"type": "object", "additionalProperties": False, "required": ["path", "content"],
-                           "properties": {"path": {"type": "string", "minLength": 1},
-                                          "content": {"type": "string", "maxLength": MAX_FILE_BYTES}}}),
+    Tool("bash", "Run a bash command in the workspace's persistent shell (cwd and exported variables persist "
+         "between calls). Returns combined stdout/stderr and the exit code. No network.",
+         {"command": Param("string", min_len=1, max_len=100_000),
+          "timeout_s": Param("number", "Kill the command after this long (capped by the task's step limit).",
+                             required=False, exclusive_minimum=0, maximum=MAX_TIMEOUT_S)}),
+    Tool("read_file", "Read a text file (up to 1 MiB).", {"path": Param("string", min_len=1, max_len=4096)}),
+    Tool("write_file", "Create or overwrite a text file with the given content.",
+         {"path": Param("string", min_len=1, max_len=4096), "content": Param("string", max_len=MAX_FILE_BYTES)}),
 ]
 
 
@@ -43,7 +41,7 @@ class TerminalEnvironment(Environment):
         self.sandbox: Sandbox | None = None
         self.task: Task | None = None
 
-    def tools(self) -> list[ToolSpec]:
+    def tools(self) -> list[Tool]:
         return TOOLS
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
@@ -66,11 +64,9 @@ class TerminalEnvironment(Environment):
         step_limit = self.task.config.limits.step_timeout_s
         args = call.arguments
         if call.tool == "bash":
-            command = tool_arg(args, "command", str)
-            timeout = tool_arg(args, "timeout_s", float, required=False) or step_limit
-            return await self._bash(command, min(timeout, step_limit))
+            return await self._bash(args["command"], min(args.get("timeout_s", step_limit), step_limit))
         if call.tool == "read_file":
-            path = tool_arg(args, "path", str)
+            path = args["path"]
             res = await self._sandbox().run(
                 f"( test -f {shlex.quote(path)} || {{ echo 'no such file' >&2; exit 2; }}; "  # a subshell: `exit`
                 f"head -c {MAX_FILE_BYTES + 1} -- {shlex.quote(path)} | base64 -w0 )", timeout_s=step_limit,  # keeps the shell
@@ -82,7 +78,7 @@ class TerminalEnvironment(Environment):
             return Observation(text=data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") + note,
                                data={"path": path, "bytes": len(data)})
         if call.tool == "write_file":
-            path, content = tool_arg(args, "path", str), tool_arg(args, "content", str)
+            path, content = args["path"], args["content"]
             if len(content.encode()) > MAX_FILE_BYTES:
                 raise AgentError("content is over 1 MiB; write it in parts with bash")
             encoded = base64.b64encode(content.encode()).decode()
@@ -100,7 +96,7 @@ class TerminalEnvironment(Environment):
             text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
         else:
             text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
-        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0,
+        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out,
                            data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated,
                                  "elapsed_s": round(res.elapsed_s, 4)})
 
@@ -124,7 +120,7 @@ class TerminalFamily(Family):
         return TerminalEnvironment(ctx)
 
     def tool_specs(self) -> list[ToolSpec]:
-        return TOOLS
+        return [t.spec() for t in TOOLS]
 
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         script = task.solution_dir / "solve.sh"

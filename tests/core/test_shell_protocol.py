@@ -12,7 +12,7 @@ import pytest
 
 from envhub.errors import AgentError
 from envhub.sandbox.local import SHELL
-from envhub.sandbox.shell import Clip, Reply, SandboxGone, converse, frame
+from envhub.sandbox.shell import Clip, Reply, SandboxGone, ShellWedged, converse, frame
 
 #: Looks like a framing marker; the framing itself always uses a fresh random one, as the backends do.
 LOOKALIKE = "0123456789abcdef01234567"
@@ -105,7 +105,7 @@ async def test_at_the_deadline_new_processes_are_killed_and_no_exit_code_is_kept
 
 async def test_a_wedged_shell_is_hard_killed_after_the_grace(bash):
     started = time.monotonic()
-    with pytest.raises(SandboxGone):
+    with pytest.raises(ShellWedged):
         await _run(bash, "sleep 30", timeout_s=0.3, grace_s=0.3)
     assert time.monotonic() - started < 10
     assert bash.returncode is not None

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import text
 
-from environments.db.core import P, check_args
+from environments.db.core import P, convert
+from envhub.tools import check_object
 from envhub.errors import AgentError
 from tests.db.conftest import call
 
@@ -94,8 +95,10 @@ def test_sql_injection_is_just_data(open_db, payload):
     ({"customer_id": "3", "tier": "gold"}, "expected an integer"),
     ({"customer_id": True, "tier": "gold"}, "expected an integer"),
     ({"customer_id": 3, "tier": "diamond"}, "must be one of"),
-    ({"customer_id": 3, "tier": "gold", "admin": True}, "unexpected argument"),
-    ({"tier": "gold"}, "missing required argument"),
+    ({"customer_id": 3, "tier": "gold", "admin": True}, "is not a parameter of this tool"),
+    ({"tier": "gold"}, "'customer_id': is required"),
+    ({"customer_id": 10**30, "tier": "gold"}, "must be at most 2147483647"),
+    ({"customer_id": 3, "city": "\ud800"}, "not valid Unicode"),
     ({"customer_id": 3, "city": "x" * 10_000}, "at most 80 characters"),
     ({"customer_id": 3, "city": "a\x00b"}, "NUL"),
     ({"customer_id": 99999, "tier": "gold"}, "customer 99999 not found"),
@@ -107,6 +110,10 @@ def test_bad_arguments_are_agent_errors(open_db, args, message):
         call(db, "retail", "update_customer", **args)
 
 
+def check_args(params, args):
+    return convert(params, check_object(params, args))
+
+
 def test_money_and_dates_are_checked():
     with pytest.raises(AgentError, match="2 decimal places"):
         check_args({"amount": P("money")}, {"amount": 1.005})
@@ -115,9 +122,10 @@ def test_money_and_dates_are_checked():
     with pytest.raises(AgentError, match="YYYY-MM-DD"):
         check_args({"d": P("date")}, {"d": "14/03/2025"})
     assert check_args({"amount": P("money")}, {"amount": 12.5}) == {"amount": 1250}
+    assert check_args({"amount": P("money")}, {"amount": 0.29}) == {"amount": 29}
 
 
 def test_unknown_tool_is_an_agent_error(open_db):
     db = open_db("bank")
-    with pytest.raises(AgentError, match="unknown tool 'drop_table'"):
+    with pytest.raises(AgentError, match='unknown tool "drop_table"'):
         call(db, "bank", "drop_table", name="accounts")

@@ -199,3 +199,17 @@ async def test_a_sandbox_at_its_pids_limit_is_cleared_and_the_shell_survives(bac
         assert "process limit" in after.output
     finally:
         await sb.close()
+
+
+async def test_a_shell_the_agent_wedged_is_agent_timeout_through_the_manager() -> None:
+    """The deadline ladder holds on this backend too: its shell grace ends before the manager's."""
+    from envhub.server.hub import Hub
+    from tests.conftest import make_settings
+    from tests.core.test_sessions import wedge_a_shell
+
+    hub = Hub.build(make_settings(families=["terminal"], sandbox="docker"))
+    await hub.start()
+    try:
+        await wedge_a_shell(hub)
+    finally:
+        await hub.stop()

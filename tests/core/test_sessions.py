@@ -1,0 +1,58 @@
+"""The session manager's step contract: declared tools checked before a family sees a call, and
+one deadline ladder that grades what the agent's own command caused as the agent's."""
+
+from __future__ import annotations
+
+import pytest
+
+from envhub.errors import FailureClass
+from envhub.server.hub import Hub
+from envhub.spec import ResetRequest, StepRequest
+
+
+TASK = "terminal/count-error-lines"
+
+
+def step(tool: str, **arguments) -> StepRequest:
+    return StepRequest.model_validate({"action": {"tool": tool, "arguments": arguments}})
+
+
+@pytest.mark.parametrize(("tool", "arguments", "names"), [
+    ("bash", {"command": "echo hi", "sudo": True}, '"sudo"'),       # an extra key (terminal used to ignore it)
+    ("bash", {"command": "echo \ud800"}, "'command'"),            # a lone surrogate
+    ("bash", {"command": "x", "timeout_s": 1e308 * 10}, "'timeout_s'"),  # infinity
+    ("bash", {"command": "x", "timeout_s": -1}, "'timeout_s'"),
+    ("read_file", {}, "'path'"),
+    ("nosuch", {}, "unknown tool"),
+])
+async def test_arguments_that_break_the_declaration_are_the_agents_error(hub: Hub, tool, arguments, names):
+    created = await hub.manager.create(ResetRequest(env="terminal", task_id=TASK))
+    try:
+        result = await hub.manager.step(created.session_id, step(tool, **arguments))
+        assert result.failure is FailureClass.agent_error and result.trainable
+        assert names in result.observation.text
+        result.model_dump_json()  # the answer always encodes, whatever the agent sent
+        # The call never reached the shell, which still works.
+        ok = await hub.manager.step(created.session_id, step("bash", command="echo fine"))
+        assert ok.failure is FailureClass.ok and "fine" in ok.observation.text
+    finally:
+        await hub.manager.close(created.session_id)
+
+
+async def wedge_a_shell(hub: Hub) -> None:
+    """The agent wedges its own shell: `agent_timeout` (trainable) and no environment fault, on any backend."""
+    created = await hub.manager.create(ResetRequest(env="terminal", task_id=TASK))
+    try:
+        # A loop of shell builtins: killing the command's processes cannot stop it, the shell itself spins.
+        result = await hub.manager.step(created.session_id, step("bash", command="while :; do :; done",
+                                                                    timeout_s=1))
+        assert result.failure is FailureClass.agent_timeout, result.observation.text
+        assert result.trainable and "stopped responding" in result.observation.text
+        verdict = await hub.manager.verify(created.session_id)
+        assert verdict.failure_class is not FailureClass.env_error  # nothing the platform did
+    finally:
+        await hub.manager.close(created.session_id)
+
+
+async def test_a_shell_the_agent_wedged_is_agent_timeout_on_the_local_backend(hub: Hub):
+    await wedge_a_shell(hub)
