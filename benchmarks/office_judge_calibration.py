@@ -61,7 +61,8 @@ async def _calibrate(url: str, model: str | None, types: list[str], per_type: in
                                                       [state / f for f in files])
                         scores.setdefault(name, []).append(sum(got.values()) / len(got))
                 for name, vals in scores.items():
-                    rows.append({"type": ttype, "variant": name, "n": len(vals), "mean": round(statistics.mean(vals), 3)})
+                    rows.append({"type": ttype, "variant": name, "n": len(vals),
+                                 "mean": round(statistics.mean(vals), 3)})
     finally:
         await hub.stop()
     return rows
@@ -86,7 +87,8 @@ def main() -> None:
         mine = {r["variant"]: r["mean"] for r in rows if r["type"] == ttype}
         if "oracle" in mine and len(mine) > 1:
             best = max(v for k, v in mine.items() if k != "oracle")
-            print(f"{ttype}: oracle {mine['oracle']} vs best mutant {best}: gap {mine['oracle'] - best:+.3f}")  # noqa: T201
+            gap = mine["oracle"] - best
+            print(f"{ttype}: oracle {mine['oracle']} vs best mutant {best}: gap {gap:+.3f}")  # noqa: T201
 
 
 if __name__ == "__main__":

@@ -81,7 +81,8 @@ def perturbed(rel: str, root: Path | None = None) -> Any:
     base = root or STATE
     values(rel, root)  # the same manifest and hash guards
     entry = json.loads((base / RECALC_DIR / "manifest.json").read_text())[rel]
-    assert not entry.get("perturb_error"), f"{rel} could not be recalculated with changed inputs: {entry['perturb_error']}"
+    assert not entry.get("perturb_error"), \
+        f"{rel} could not be recalculated with changed inputs: {entry['perturb_error']}"
     assert (base / PERTURBED_DIR / rel).is_file(), f"{rel} was not recalculated with changed inputs at export"
     return _open(open_xlsx, f"{PERTURBED_DIR}/{rel}", base, data_only=True)
 

@@ -496,8 +496,8 @@ def t08_deck(c: Ctx) -> Built:
         title=c.t(f"Build a review deck ({c.ind.name})", f"리뷰 발표자료 작성 ({c.ind.name_ko})"), prompt=prompt,
         expected={"file": "deck.pptx", "titles": titles, "chart_slide": 3, "totals": tot, "language": c.lang},
         actions=[call("pptx_write", path="deck.pptx", slides=slides)], deliverables=["deck.pptx"], inputs=["data.xlsx"],
-        mutate={"number": {"file": "deck.pptx", "slide": 3, "chart": True}, "section": {"file": "deck.pptx", "slide": 2},
-                "slides": {"file": "deck.pptx"}})
+        mutate={"number": {"file": "deck.pptx", "slide": 3, "chart": True},
+                "section": {"file": "deck.pptx", "slide": 2}, "slides": {"file": "deck.pptx"}})
 
 
 # --- T9 update an existing deck ---------------------------------------------------------------

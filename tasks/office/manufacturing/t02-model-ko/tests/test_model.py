@@ -41,7 +41,8 @@ def test_total_formula():
     assert f is not None and "SUM" in f.upper(), f"Model!{TOTAL} must be a SUM formula, got {_model()[TOTAL].value!r}"
     got = ov.sheet(ov.perturbed(E["file"]), "Model")[TOTAL].value
     assert ov.close(got, E["perturbed"]["total"]), (
-        f"Model!{TOTAL} = {f} is not live: with the inputs changed it gives {got!r}, expected {E['perturbed']['total']}")
+        f"Model!{TOTAL} = {f} is not live: with the inputs changed it gives {got!r}, "
+        f"expected {E['perturbed']['total']}")
 
 
 @check("costs-correct")
