@@ -142,7 +142,7 @@ def test_a_recalculation_bomb_is_the_agents_timeout_and_the_office_recovers(offi
 
 
 def test_a_bomb_holds_one_worker_and_other_sessions_are_served(tmp_path):
-    pool = OfficePool(tmp_path / "pool", size=2, deadline_s=20)
+    pool = OfficePool(tmp_path / "pool", size=2, deadline_s=12)
     try:
         pool.recalc(_wb(tmp_path / "warm.xlsx"), tmp_path / "warm-out.xlsx")
         outcome = []
