@@ -22,6 +22,7 @@ from pathlib import Path
 import websockets
 
 ROOT = Path(__file__).resolve().parents[1]
+AUTH = {"Authorization": "Bearer benchmark-client-token"}  # sessions belong to their caller (docs/security.md)
 PY = sys.executable
 
 OPENENV_APP = textwrap.dedent('''
@@ -168,7 +169,7 @@ async def terminal_figures(base: str, sessions: int) -> dict[str, float]:
     import aiohttp
 
     resets, steps, created = [], [], []
-    async with aiohttp.ClientSession() as http:
+    async with aiohttp.ClientSession(headers=AUTH) as http:
         async def reset() -> str:
             t = time.perf_counter()
             async with http.post(f"{base}/v1/sessions", json={"env": "terminal", "task_id": "terminal/count-error-lines"}) as r:

@@ -16,6 +16,9 @@ router is one process with one table, so its behaviour is easy to state:
 - **Stickiness**: the router records `session_id → replica` from the `201` answer (and OpenEnv
   `episode_id → replica`); later calls go there. After a router restart the owner is found again by
   asking every replica `GET /v1/sessions/{id}`. WebSockets are pinned to one replica per connection.
+- **Access**: the client's `Authorization` goes through to the replica, which checks it (API keys,
+  session ownership); the router's own probes send `ENVHUB_API_KEY` when set, and the owner lookup
+  sends the caller's credential, so it finds only the caller's own sessions.
 - **Faults**: a call for a session whose replica no longer answers is `502` with
   `failure_class: env_error` (retryable, never trainable), the shape every envhub error has;
   closing such a session is `204` (close is idempotent).
@@ -76,6 +79,8 @@ class Router:
 
     # -- discovery and health ------------------------------------------------------------------------
     async def start(self, app: web.Application) -> None:
+        key = os.environ.get("ENVHUB_API_KEY")  # for the probes (/ready, /capacity) when reads need a key
+        self.probe_headers = {"Authorization": f"Bearer {key}"} if key else {}
         self.http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=None, sock_connect=2),
                                           auto_decompress=False)
         await self.refresh()
@@ -98,9 +103,11 @@ class Router:
     async def _probe(self, rep: Replica) -> None:
         assert self.http
         try:
-            async with self.http.get(f"{rep.url}/ready", timeout=aiohttp.ClientTimeout(total=2)) as r:
+            async with self.http.get(f"{rep.url}/ready", headers=self.probe_headers,
+                                     timeout=aiohttp.ClientTimeout(total=2)) as r:
                 rep.ready = r.status == 200
-            async with self.http.get(f"{rep.url}/capacity", timeout=aiohttp.ClientTimeout(total=2)) as r:
+            async with self.http.get(f"{rep.url}/capacity", headers=self.probe_headers,
+                                     timeout=aiohttp.ClientTimeout(total=2)) as r:
                 rep.free = int((await r.json()).get("free", 0)) if r.status == 200 else 0
         except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, OSError):
             rep.ready, rep.free = False, 0
@@ -175,15 +182,17 @@ class Router:
         except aiohttp.ClientError as e:
             return problem(502, "env_error", f"replica {rep.url} failed: {e!r}", "env_error")
 
-    async def owner(self, key: str) -> str | None:
-        """The replica holding session `key`; asks every replica when the table does not know."""
+    async def owner(self, key: str, authorization: str | None = None) -> str | None:
+        """The replica holding session `key`; asks every replica (as the caller) when the table does not know."""
         if key in self.owners:
             return self.owners[key]
         assert self.http
+        headers = {"Authorization": authorization} if authorization else {}
 
         async def has(rep: Replica) -> str | None:
             try:
-                async with self.http.get(f"{rep.url}/v1/sessions/{key}", timeout=aiohttp.ClientTimeout(total=3)) as r:
+                async with self.http.get(f"{rep.url}/v1/sessions/{key}", headers=headers,
+                                         timeout=aiohttp.ClientTimeout(total=3)) as r:
                     return rep.url if r.status == 200 else None
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
                 return None
@@ -194,7 +203,7 @@ class Router:
         return hits[0] if hits else None
 
     async def to_owner(self, request: web.Request, key: str, gone_ok: bool = False) -> web.Response:
-        url = await self.owner(key)
+        url = await self.owner(key, request.headers.get("Authorization"))
         if url is None and gone_ok:
             return web.Response(status=204)  # closing an unknown session is fine (idempotent)
         if url is None:

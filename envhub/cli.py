@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import os
 import random
 import resource
 import socket
@@ -34,6 +35,19 @@ def _print_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, indent=2, default=str) + "\n")
 
 
+def _check_env(env: str | None, known: Any = None) -> None:
+    """A misspelled --env fails (exit 2, with a "did you mean") instead of matching nothing: an
+    empty result would let a CI gate with a typo pass. `known`: the names served; default installed."""
+    if not env:
+        return
+    from envhub import families
+    from envhub.errors import NotFound
+
+    known = families.available() if known is None else known
+    if env not in known:
+        raise NotFound.for_name("environment", env, known)
+
+
 @app.command()
 def setup() -> None:
     """Install the verifier runtime (needs the package index once)."""
@@ -60,11 +74,20 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     if port:
         updates["port"] = port
     if env:
+        for name in env:
+            _check_env(name)
         updates["families"] = env
     settings = settings.model_copy(update=updates)
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))  # a live terminal session holds a few fds
-    uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_level=log_level,
+    console.print(f"episode store: {settings.store_label() if settings.store_enabled else 'off'}", highlight=False,
+                  soft_wrap=True)
+    try:
+        served = create_app(settings)
+    except ValueError as e:  # e.g. a public interface without API keys
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(2) from None
+    uvicorn.run(served, host=settings.host, port=settings.port, log_level=log_level,
                 ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False, ws="websockets-sansio")
 
 
@@ -86,25 +109,58 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         from envhub.client import EnvClient
 
         with EnvClient(url) as client:
+            _check_env(env, [e["name"] for e in client.envs()])
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
                  "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
         catalog = None
     else:
+        _check_env(env)
         catalog = Catalog(get_settings().tasks_dir)
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
                  "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
     if as_json:
         _print_json(rows)
         return
-    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""))
-    for col in ("id", "group", "difficulty", "validation", "title"):
-        table.add_column(col)
-    for r in rows:
-        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
+    cells = [{**r, "validation": _status_style(r["validation"])} for r in rows]
+    table = _fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
+                          ["id", "group", "difficulty", "validation", "title"], spare=["group", "difficulty", "title"],
+                          flex=["group", "title"])
     console.print(table)
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _fitted_table(title: str, rows: list[dict[str, str]], columns: list[str], *, spare: list[str],
+                  flex: list[str], right: tuple[str, ...] = ()) -> Table:
+    """One line per row at any terminal width, ids never cut (people copy them into commands).
+
+    Rich would squeeze every column into a few letters, or drop one silently. Here `flex` columns
+    give way first (cut with an ellipsis, down to 10 cells), then `spare` columns go, in that order.
+    """
+    from rich import box
+    from rich.text import Text
+
+    def width(col: str) -> int:
+        return max([len(col)] + [Text.from_markup(r[col]).cell_len for r in rows])
+
+    natural = {c: width(c) for c in columns}
+    least = {c: min(natural[c], 10) if c in flex else natural[c] for c in columns}
+    shown = list(columns)
+    for col in spare:
+        if sum(least[c] + 2 for c in shown) <= console.width:
+            break
+        shown.remove(col)
+    free = console.width - sum(natural[c] + 2 for c in shown if c not in flex)
+    flexed = [c for c in shown if c in flex]
+    table = Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False)
+    for col in shown:
+        limit = max(least[col], free // len(flexed) - 2) if col in flex else None
+        table.add_column(col, no_wrap=True, overflow="ellipsis", min_width=least[col] if col in flex else natural[col],
+                         max_width=limit, justify="right" if col in right else "left")
+    for r in rows:
+        table.add_row(*(r[c] for c in shown))
+    return table
 
 
 def _group(md: dict[str, Any]) -> str:
@@ -120,15 +176,28 @@ def _status_style(status: str) -> str:
 
 
 @app.command()
-def show(task_id: str, as_json: JsonOpt = False) -> None:
+def show(task_id: str,
+         tools_only: bool = typer.Option(False, "--tools", help="Print only the task's tools, in --format."),
+         fmt: str = typer.Option("mcp", "--format",
+                                 help="Tool format with --tools: openai | anthropic | gemini | mcp."),
+         as_json: JsonOpt = False) -> None:
     """Show one task: prompt, tools, metadata, validation record."""
     from envhub import families
     from envhub.tasks.catalog import Catalog
+    from envhub.tools import FORMATS, as_format
 
     catalog = Catalog(get_settings().tasks_dir)
     task = catalog.get(task_id)
     record = task.validation_record() or {}
-    tools = [t.name for t in families.load([task.family])[task.family].tool_specs()]
+    specs = families.load([task.family])[task.family].task_tool_specs(task)
+    if tools_only:
+        if fmt not in FORMATS:
+            from envhub.errors import RequestError
+
+            raise RequestError(f"unknown --format {fmt!r}; formats are: {', '.join(FORMATS)}")
+        _print_json(as_format(specs, fmt))
+        return
+    tools = [t.name for t in specs]
     info = {"id": task.id, "env": task.family, "title": task.config.title, "difficulty": task.config.difficulty,
             "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
             "tools": tools, "validation": {"status": catalog.status(task), **{k: v for k, v in record.items()
@@ -180,27 +249,36 @@ def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
 def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
              env: str = typer.Option(None, "--env", help="Only this family."),
              outcome: str = typer.Option(None, help="Only this failure class (or 'unverified')."),
+             policy: str = typer.Option(None, "--policy", help="Only this policy version."),
+             harness: str = typer.Option(None, "--harness", help="Only this harness."),
              limit: int = typer.Option(50, min=1, max=10_000), as_json: JsonOpt = False) -> None:
     """Recorded episodes, newest first (from the episode store)."""
     from envhub.store import EpisodeStore
     from envhub.store.stats import fmt_seconds
 
-    store = EpisodeStore(get_settings().store_url)
+    _check_env(env)
+    settings = get_settings()
+    store = EpisodeStore(settings.store_url)
     try:
-        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, limit=limit)
+        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, policy_version=policy,
+                                     harness=harness, limit=limit)
     finally:
         store.engine.dispose()
     if as_json:
         _print_json({"total": total, "episodes": [r.model_dump(mode="json") for r in rows]})
         return
-    table = Table(title=f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""))
-    for col in ("started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"):
-        table.add_column(col, justify="right" if col in ("steps", "reward", "verify") else "left")
+    cells = []
     for r in rows:
         colour = "green" if r.outcome == "ok" else "dim" if r.outcome == "unverified" else "red"
-        table.add_row(r.created_at.strftime("%Y-%m-%d %H:%M:%S"), r.id, r.task_id, r.harness,
-                      r.policy_version or "-", str(r.step_count), "-" if r.reward is None else f"{r.reward:.3g}",
-                      f"[{colour}]{r.outcome}[/{colour}]", fmt_seconds(r.verify_s))
+        cells.append({"started": r.created_at.strftime("%Y-%m-%d %H:%M:%S"), "id": r.id, "task": r.task_id,
+                      "harness": r.harness, "policy": r.policy_version or "-", "steps": str(r.step_count),
+                      "reward": "-" if r.reward is None else f"{r.reward:.3g}",
+                      "outcome": f"[{colour}]{r.outcome}[/{colour}]", "verify": fmt_seconds(r.verify_s)})
+    table = _fitted_table(f"{len(rows)} of {total} episodes" + (f" of {task}" if task else ""), cells,
+                          ["started", "id", "task", "harness", "policy", "steps", "reward", "outcome", "verify"],
+                          spare=["harness", "verify", "steps", "policy", "started"], flex=["policy"],
+                          right=("steps", "reward", "verify"))
+    table.caption = f"store: {settings.store_label()}"
     console.print(table)
 
 
@@ -229,10 +307,14 @@ def _local_server(settings: Settings) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+AGENTS = ("oracle", "noop", "replay")
+
+
 @app.command()
 def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | replay"),
         replay_file: Path = typer.Option(None, "--file", help="JSON list of tool calls, for --agent replay."),
-        url: str = typer.Option(None, help="Server URL; default: start one in-process."),
+        url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                help="A running server's URL; default: start one in-process (its own store)."),
         as_json: JsonOpt = False) -> None:
     """Drive one episode through the HTTP API and print the verify result."""
     from envhub import families
@@ -251,7 +333,11 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
             raise typer.BadParameter("--agent replay needs --file")
         actions = [ToolCall.model_validate(a) for a in json.loads(replay_file.read_text())]
     else:
-        raise typer.BadParameter("agent is one of oracle, noop, replay")
+        import difflib
+
+        close = difflib.get_close_matches(agent, AGENTS, n=1)
+        raise typer.BadParameter(f"unknown agent {agent!r}" + (f"; did you mean {close[0]!r}?" if close else "")
+                                 + f" (one of {', '.join(AGENTS)})", param_hint="--agent")
     with contextlib.ExitStack() as stack:
         base = url or stack.enter_context(_local_server(settings))
         with EnvClient(base) as client, client.session(task.family, task_id=task.id) as session:
@@ -278,13 +364,20 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
           env: str = typer.Option(None, help="Only this family."),
           per_family: int = typer.Option(0, help="A seeded draw of this many validated tasks per family."),
           seed: int = typer.Option(0, help="Seed for --per-family."),
-          url: str = typer.Option(None, help="Server or pool URL; default: start one in-process."),
+          url: str = typer.Option(None, envvar="ENVHUB_URL",
+                                  help="Server or pool URL; default: start one in-process."),
+          harness: str = typer.Option("plain", help="Harness skin to play through, or `all` (every skin that "
+                                                     "can present each task's family)."),
           as_json: JsonOpt = False) -> None:
-    """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0."""
+    """Oracle and do-nothing episodes through the HTTP API: the oracle must score 1, doing nothing 0.
+
+    With a harness skin the oracle, written once against the family's own tools, is expressed as
+    that skin's calls: the same reward through every skin proves a skin loses nothing."""
     from envhub import families
     from envhub.client import EnvClient
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -303,25 +396,27 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
         base = url or stack.enter_context(
             _local_server(settings.model_copy(update={"families": needed, "store_enabled": False})))
         client = stack.enter_context(EnvClient(base))
+        skins = {fam: _skins_for(client, fam, harness) for fam in needed}
         with _progress(quiet=as_json) as progress:
-            bar = progress.add_task("episodes", total=2 * len(tasks))
+            bar = progress.add_task("episodes", total=2 * sum(len(skins[t.family]) for t in tasks))
             for task in tasks:
-                for agent in ("oracle", "noop"):
-                    progress.update(bar, description=f"{task.id} {agent}")
-                    rows.append(_smoke_episode(client, task, agent, loaded[task.family]))
-                    progress.advance(bar)
-                    r = rows[-1]
-                    _log_line(progress, as_json, f"{task.id} {agent}: reward {r['reward']:g} "
-                                                 f"{'ok' if r['ok'] else 'BAD'} in {r['seconds']:.1f} s")
+                for skin in skins[task.family]:
+                    for agent in ("oracle", "noop"):
+                        progress.update(bar, description=f"{task.id} {agent} ({skin})")
+                        rows.append(_smoke_episode(client, task, agent, loaded[task.family], skin))
+                        progress.advance(bar)
+                        r = rows[-1]
+                        _log_line(progress, as_json, f"{task.id} {agent} ({skin}): reward {r['reward']:g} "
+                                                     f"{'ok' if r['ok'] else 'BAD'} in {r['seconds']:.1f} s")
     bad = [r for r in rows if not r["ok"]]
     timings = _timings([(r["task_id"], r["seconds"]) for r in rows])
     if as_json:
         _print_json({"episodes": rows, "failed": len(bad), "timings": timings})
     else:
-        table = Table("task", "agent", "reward", "failure class", "want", "s", "", title=f"{len(rows)} episodes "
-                      f"through {url or 'an in-process server'}: {len(rows) - len(bad)} as expected")
+        table = Table("task", "agent", "harness", "reward", "failure class", "want", "s", "", title=f"{len(rows)} "
+                      f"episodes through {url or 'an in-process server'}: {len(rows) - len(bad)} as expected")
         for r in rows:
-            table.add_row(r["task_id"], r["agent"], f"{r['reward']:g}", r["failure_class"], r["want"],
+            table.add_row(r["task_id"], r["agent"], r["harness"], f"{r['reward']:g}", r["failure_class"], r["want"],
                           f"{r['seconds']:.1f}", "[green]ok[/green]" if r["ok"] else f"[red]BAD[/red] {r['detail']}")
         console.print(table)
         _print_timings(timings, "episode time per family (SWE: per language)", "episodes")
@@ -341,18 +436,28 @@ def _log_line(progress: Progress, quiet: bool, line: str) -> None:
         progress.console.print(line, markup=False, highlight=False)
 
 
-def _smoke_episode(client: Any, task: Any, agent: str, family: Any) -> dict[str, Any]:
+def _skins_for(client: Any, family: str, harness: str) -> list[str]:
+    """The skins to smoke `family` through: the one named, or with `all` every one that can present it."""
+    if harness != "all":
+        return [harness]
+    info = next(e for e in client.envs() if e["name"] == family)
+    return [name for name, why in info.get("harnesses", {"plain": None}).items() if why is None]
+
+
+def _smoke_episode(client: Any, task: Any, agent: str, family: Any, harness: str = "plain") -> dict[str, Any]:
     """One episode; ok when the verdict is judged (failure class ok) with the reward the agent deserves."""
+    from envhub import harness as skins
     from envhub.errors import EnvError, EnvhubError
     from envhub.validate.core import deserved
 
     started = time.monotonic()
     want_pass = agent == "oracle" or task.config.null_expected == "pass"
-    row = {"task_id": task.id, "agent": agent, "want": "pass" if want_pass else "fail", "reward": 0.0,
-           "failure_class": "", "detail": "", "ok": False}
+    row = {"task_id": task.id, "agent": agent, "harness": harness, "want": "pass" if want_pass else "fail",
+           "reward": 0.0, "failure_class": "", "detail": "", "ok": False}
     try:
-        actions = family.oracle_actions(task) if agent == "oracle" else []
-        with client.session(task.family, task_id=task.id) as session:
+        skin = skins.make(harness)
+        actions = [c for a in family.oracle_actions(task) for c in skin.express(a, {})] if agent == "oracle" else []
+        with client.session(task.family, task_id=task.id, harness=harness) as session:
             for action in actions:
                 step = session.step(action)
                 if step.failure == "env_error":
@@ -377,10 +482,13 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              check_records: bool = typer.Option(False, "--check-records",
                                                 help="Only check that every record is present, fresh and validated."),
              write: bool = typer.Option(True, help="Write validation.json records."),
+             jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
+                                      help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
              as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
 
+    _check_env(env)
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
@@ -390,7 +498,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if catalog.status(t) == "validated"]
         tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
-    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json))
+    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json, jobs=jobs))
     broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
               if not env or f"/{env}/" in str(p)]
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
@@ -454,22 +562,29 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool) -> list:
+async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool, jobs: int = 1) -> list:
+    """Validate `tasks`, `jobs` at a time (one slow task no longer holds up the rest); the reports
+    come back in the tasks' order, whatever order they finish in."""
     from envhub.validate.core import Validator
 
     needed = sorted({t.family for t in tasks})
     hub = _hub(settings.model_copy(update={"families": needed, "store_enabled": False}))  # not training episodes
     await hub.start()
     validator = Validator(hub, runs=runs, write=write)
-    reports = []
+    slots = asyncio.Semaphore(max(1, jobs))
     try:
         with _progress(quiet=quiet) as progress:
             bar = progress.add_task("validating", total=len(tasks))
-            for task in tasks:
-                progress.update(bar, description=task.id)
-                reports.append(await validator.validate(task))
+
+            async def one(task: Any) -> Any:
+                async with slots:
+                    progress.update(bar, description=task.id)
+                    report = await validator.validate(task)
                 progress.advance(bar)
-                _log_line(progress, quiet, f"{task.id}: {reports[-1].status} in {reports[-1].seconds:.1f} s")
+                _log_line(progress, quiet, f"{task.id}: {report.status} in {report.seconds:.1f} s")
+                return report
+
+            reports = list(await asyncio.gather(*(one(t) for t in tasks)))
     finally:
         validator.close()
         await hub.stop()
@@ -480,11 +595,14 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
 def conformance(url: str, env: str = typer.Option("echo", help="Environment to run episodes on."),
                 task: str = typer.Option(None, help="Task id (default: the environment picks)."),
                 action: str = typer.Option(None, help="JSON tool call for the step checks."),
+                api_key: str = typer.Option(None, envvar="ENVHUB_API_KEY", show_default=False,
+                                            help="API key, for a server with keys on."),
                 as_json: JsonOpt = False) -> None:
     """Black-box protocol conformance against a running server; exits non-zero on any failure."""
     from envhub.conformance import ConformanceSuite
 
-    suite = ConformanceSuite(url, env=env, task_id=task, action=json.loads(action) if action else None)
+    suite = ConformanceSuite(url, env=env, task_id=task, action=json.loads(action) if action else None,
+                             api_key=api_key)
     outcomes = suite.run()
     failed = [o for o in outcomes if not o.ok]
     if as_json:
@@ -503,13 +621,53 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
         raise typer.Exit(1)
 
 
-@import_app.command("harbor")
-def import_harbor(src: Path, dest: Path = typer.Option(None, help="Tasks root (default: the hub's).")) -> None:
-    """Turn a Harbor / Terminal-Bench task folder into an envhub terminal task."""
-    from envhub.tasks.harbor import import_harbor as do_import
+keys_app = typer.Typer(help="API keys (envhub.server.auth): the server stores only their hashes.")
+app.add_typer(keys_app, name="keys")
 
-    out = do_import(src, dest or get_settings().tasks_dir)
-    console.print(f"imported {src} → {out}")
+
+@keys_app.command("new")
+def keys_new(name: str, families: str = typer.Option(None, help="Comma-separated families the key may use."),
+             max_sessions: int = typer.Option(None, min=1, help="Live sessions the key may hold at once."),
+             file: Path = typer.Option(None, help="Append the hashed entry to this keys file "
+                                                  "(ENVHUB_API_KEYS_FILE)."),
+             as_json: JsonOpt = False) -> None:
+    """Make an API key: prints the secret once (for the client's ENVHUB_API_KEY) and its hashed entry."""
+    from envhub.server.auth import new_key
+
+    secret, key = new_key(name, families.split(",") if families else None, max_sessions)
+    if file is not None:
+        with file.open("a", encoding="utf-8") as f:
+            f.write(key.entry() + "\n")
+        file.chmod(0o600)
+    if as_json:
+        _print_json({"name": name, "key": secret, "entry": key.entry(), "file": str(file) if file else None})
+        return
+    console.print(f"key (give it to the client as ENVHUB_API_KEY; it is not stored): [bold]{secret}[/bold]")
+    console.print(f"entry ({'appended to ' + str(file) if file else 'for ENVHUB_API_KEYS or a keys file'}): "
+                  f"{key.entry()}", soft_wrap=True)
+
+
+@import_app.command("harbor")
+def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Terminal-Bench task folders.")],
+                  dest: Path = typer.Option(None, help="Tasks root (default: the hub's)."),
+                  replay: str = typer.Option("local", help="How the Dockerfile's RUN steps are replayed (offline): "
+                                             "local (a bubblewrap sandbox), docker (build the image on envhub's "
+                                             "sandbox image) or none (files only).")) -> None:
+    """Turn Harbor / Terminal-Bench task folders into envhub terminal tasks; prints every
+    Dockerfile step that could not be replayed."""
+    from envhub.tasks.harbor import import_harbor as do_import
+    from envhub.tasks.model import Task
+
+    if replay not in ("local", "docker", "none"):
+        raise typer.BadParameter(f"--replay is local, docker or none, not {replay!r}")
+    ids = []
+    for src in srcs:
+        out = do_import(src, dest or get_settings().tasks_dir,
+                        replay_steps={"local": True, "docker": "docker", "none": False}[replay],
+                        log=lambda line: console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True))
+        console.print(f"imported {src} → {out}")
+        ids.append(Task.load(out).id)
+    console.print("next: envhub validate " + " ".join(ids))
 
 
 @import_app.command("swebench")
@@ -569,21 +727,42 @@ def _mount_optional() -> None:
 _mount_optional()
 
 
+def _usage_error(e: Exception) -> int:
+    """A mistyped command, option or value: one line naming the fix (Typer would print a
+    traceback-sized panel), and the exit code 2 of a usage error."""
+    if type(e).__name__ == "NoArgsIsHelpError":  # bare `envhub` or `envhub import` (Typer's or click's class)
+        e.show()  # type: ignore[attr-defined]  # the help is the answer
+        return getattr(e, "exit_code", 2)
+    ctx = getattr(e, "ctx", None)
+    hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+    message = e.format_message() if hasattr(e, "format_message") else str(e)
+    console.print(f"[red]error:[/red] {' '.join(message.split())}{hint}", highlight=False, soft_wrap=True)
+    return getattr(e, "exit_code", 2)
+
+
 def main() -> None:
     """The console script: envhub's own errors print as one clear line, not a traceback."""
+    import httpx
+
     from envhub.errors import EnvhubError
 
     try:
         code = app(standalone_mode=False)  # click hands back an Exit's code instead of raising it
     except EnvhubError as e:
-        console.print(f"[red]error:[/red] {e.detail}", markup=True)
+        console.print(f"[red]error:[/red] {e.detail}", markup=True, soft_wrap=True)
         raise SystemExit(2) from None
-    except typer.Exit as e:
+    except httpx.TransportError as e:  # --url / ENVHUB_URL names a server that does not answer
+        try:
+            where = str(e.request.url)
+        except RuntimeError:  # raised before a request existed
+            where = "the server"
+        console.print(f"[red]error:[/red] cannot reach {where}: {e}", highlight=False, soft_wrap=True)
+        raise SystemExit(2) from None
+    except (typer.Exit, click.exceptions.Exit) as e:
         raise SystemExit(e.exit_code) from None
-    except click.exceptions.ClickException as e:
-        e.show()
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
+    except (typer.TyperException, click.exceptions.ClickException) as e:  # Typer vendors its own click
+        raise SystemExit(_usage_error(e)) from None
+    except (typer.Abort, click.exceptions.Abort):
         raise SystemExit(1) from None
     if isinstance(code, int):
         raise SystemExit(code)

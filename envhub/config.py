@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from functools import lru_cache
@@ -50,6 +51,16 @@ class Settings(BaseSettings):
     max_output_bytes: int = Field(default=64_000, ge=1024)
     idempotency_cache: int = Field(default=64, ge=1)
 
+    #: API keys (envhub.server.auth): "auto" = required unless serving on loopback; "on"; "off".
+    auth: Literal["auto", "on", "off"] = "auto"
+    #: Key entries, hashes only: `NAME sha256:HEX [families=a,b] [max_sessions=N]`, `;` or newline apart.
+    api_keys: str = ""
+    #: A file of key entries, one per line (read at start).
+    api_keys_file: Path | None = None
+    #: With keys on, the registry (page, /v1/envs, /v1/tasks), /health, /ready, /capacity, /metrics,
+    #: OpenEnv's /schema and /metadata stay readable without a key; false requires one there too.
+    public_reads: bool = True
+
     #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
     judge_url: str | None = None
     judge_model: str | None = None
@@ -64,8 +75,24 @@ class Settings(BaseSettings):
         return v
 
     @property
+    def store_path(self) -> Path:
+        """The default SQLite episode store: one per project (the tasks folder served) in the data
+        folder, so two checkouts, or a test run, never mix their episodes in a shared data folder."""
+        tasks = self.tasks_dir.resolve()
+        key = hashlib.sha256(str(tasks).encode()).hexdigest()[:8]
+        return self.data_dir / "episodes" / f"{tasks.parent.name or 'root'}-{key}.sqlite3"
+
+    @property
     def store_url(self) -> str:
-        return self.database_url or f"sqlite:///{self.data_dir / 'envhub.sqlite3'}"
+        return self.database_url or f"sqlite:///{self.store_path}"
+
+    def store_label(self) -> str:
+        """Where episodes go, for people: the file, or the database URL without its password."""
+        if self.database_url is None:
+            return str(self.store_path)
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.database_url).render_as_string(hide_password=True)
 
 
 @lru_cache

@@ -1,12 +1,14 @@
 """A black-box protocol conformance suite: real episodes against any envhub server.
 
 Every check talks to the server over the network only (HTTP, WebSocket, and OpenEnv's routes),
-so it can judge a server in another process, container or machine.
+so it can judge a server in another process, container or machine. With `api_key` (a server with
+keys on) every call carries it; without, the suite uses a client token of its own.
 """
 
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,9 +29,11 @@ class CheckOutcome:
 
 class ConformanceSuite:
     def __init__(self, base_url: str, *, env: str = "echo", task_id: str | None = None,
-                 action: dict[str, Any] | None = None, timeout: float = 120) -> None:
+                 action: dict[str, Any] | None = None, timeout: float = 120, api_key: str | None = None) -> None:
         self.base = base_url.rstrip("/")
-        self.http = httpx.Client(base_url=self.base, timeout=timeout)
+        self.api_key = api_key
+        self.auth = {"Authorization": f"Bearer {api_key or secrets.token_urlsafe(24)}"}
+        self.http = httpx.Client(base_url=self.base, timeout=timeout, headers=self.auth)
         self.env = env
         self.task_id = task_id
         self.action = action or {"tool": "echo", "arguments": {"message": "done"}}
@@ -81,7 +85,9 @@ class ConformanceSuite:
         tasks = self.http.get("/v1/tasks", params={"env": self.env}).json()["tasks"]
         for t in tasks:
             assert t["env"] == self.env and "validation" in t
-            hidden = set(t) - {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation"}
+            public = {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation",
+                      "by_harness"}
+            hidden = set(t) - public
             assert not hidden, f"task info exposes {hidden}"
         self._problem(self.http.get("/v1/tasks/no/such-task"), 404)
 
@@ -133,8 +139,32 @@ class ConformanceSuite:
         big = b'{"env": "' + b"x" * (8 * 1024 * 1024) + b'"}'
         self._problem(self.http.post("/v1/sessions", content=big, headers={"content-type": "application/json"}), 413)
 
+    def check_session_ownership(self) -> None:
+        """Another caller (another token, or no key) is told the session does not exist."""
+        created = self._reset()
+        sid = created["session_id"]
+        stranger = {"Authorization": f"Bearer {secrets.token_urlsafe(24)}"}
+        expected = 401 if self.api_key else 404  # with keys on, a made-up credential is no key at all
+        self._problem(self.http.get(f"/v1/sessions/{sid}", headers=stranger), expected)
+        self._problem(self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action}, headers=stranger),
+                      expected)
+        self.http.delete(f"/v1/sessions/{sid}", headers=stranger)
+        assert self.http.get(f"/v1/sessions/{sid}").status_code == 200, "another caller closed the session"
+        self.http.delete(f"/v1/sessions/{sid}")
+        body = {"env": self.env, **({"task_id": self.task_id} if self.task_id else {})}
+        bare = httpx.post(f"{self.base}/v1/sessions", json=body, timeout=self.http.timeout)
+        if self.api_key:
+            self._problem(bare, 401)
+            return
+        assert bare.status_code == 201 and bare.json().get("client_token"), f"no client_token: {bare.text[:300]}"
+        mine = {"Authorization": f"Bearer {bare.json()['client_token']}"}
+        bare_sid = bare.json()["session_id"]
+        assert httpx.get(f"{self.base}/v1/sessions/{bare_sid}", headers=mine).status_code == 200
+        self._problem(httpx.get(f"{self.base}/v1/sessions/{bare_sid}"), 404)
+        httpx.delete(f"{self.base}/v1/sessions/{bare_sid}", headers=mine)
+
     def check_websocket_episode(self) -> None:
-        with connect(f"{self.ws_base}/v1/sessions/ws", max_size=None) as ws:
+        with connect(f"{self.ws_base}/v1/sessions/ws", max_size=None, additional_headers=self.auth) as ws:
             body = {"env": self.env, **({"task_id": self.task_id} if self.task_id else {})}
             ws.send(json.dumps({"op": "reset", "id": 1, "data": body}))
             a = json.loads(ws.recv())
@@ -152,7 +182,7 @@ class ConformanceSuite:
             assert json.loads(ws.recv())["ok"]
 
     def check_openenv_ws(self) -> None:
-        with connect(f"{self.ws_base}/envs/{self.env}/ws", max_size=None) as ws:
+        with connect(f"{self.ws_base}/envs/{self.env}/ws", max_size=None, additional_headers=self.auth) as ws:
             ws.send(json.dumps({"type": "reset", "data": {"task_id": self.task_id} if self.task_id else {}}))
             a = json.loads(ws.recv())
             assert a["type"] == "observation" and a["data"]["done"] is False, a

@@ -143,9 +143,15 @@ class Family(ABC):
         """Every tool the family's environments offer, in MCP's shape, for the registry
         (`Tool.spec()` of the declarations its environments return from `tools()`)."""
 
+    def task_tool_specs(self, task: Task) -> list[ToolSpec]:
+        """The tools a session of `task` offers (by default the family's whole list)."""
+        return self.tool_specs()
+
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         """The reference solution as tool calls; by default `solution/actions.json`."""
         path = task.solution_dir / "actions.json"
+        if "harbor" in task.config.metadata:  # an imported Harbor / Terminal-Bench task: its oracle is a script
+            path = task.solution_dir / "solve.sh"
         if not path.is_file():
             raise AgentError(f"task {task.id} has no oracle: {path} is missing")
         return [ToolCall.model_validate(a) for a in json.loads(path.read_text())]

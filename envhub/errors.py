@@ -13,9 +13,20 @@ wire, so the server translates exceptions to answers in exactly one place
     ├── TaskInvalid (ValueError)           task_invalid: the task itself is broken
     │   └── TaskFormatError                a task folder does not match the schema
     ├── Unavailable (RuntimeError)         unavailable: at capacity, retry later
+    │   └── QuotaExceeded                  429: the API key's session quota is in use
     └── RequestError (ValueError)          a malformed request: no failure class, a 4xx
-        ├── NotFound (LookupError)         unknown session, task or environment
+        ├── InvalidRequest                 422: a field of the request has the wrong type or value
+        ├── Unauthorized (PermissionError) 401: no API key, or an unknown one
+        ├── Forbidden (PermissionError)    403: the key may not do this (e.g. another family)
+        ├── NotFound (LookupError)         unknown session (or one another caller owns), task or environment
+        ├── Conflict                       409: the request contradicts the session's state
+        │   ├── EpisodeOver                the episode was verified or closed
+        │   └── IdempotencyConflict        a reused idempotency key with a different action
         └── PayloadTooLarge
+
+A raise may override the class's `code` (`RequestError("...", code="episode_over")`): the problem
+body carries that code (and the status of the subclass it names, here 409), and the client maps
+it back through `ERRORS_BY_CODE`.
 """
 
 from __future__ import annotations
@@ -36,6 +47,9 @@ class FailureClass(str, enum.Enum):
     task_invalid = "task_invalid"
     unavailable = "unavailable"
 
+    def __str__(self) -> str:  # "ok", not "FailureClass.ok", in messages and f-strings
+        return self.value
+
     @property
     def trainable(self) -> bool:
         """Whether the sample belongs in a training batch with its reward (never for infra faults)."""
@@ -54,9 +68,14 @@ class EnvhubError(Exception):
     status: int = 500
     code: str = "internal"
 
-    def __init__(self, detail: str, **extra: object) -> None:
+    def __init__(self, detail: str, *, code: str | None = None, **extra: object) -> None:
         super().__init__(detail)
         self.detail = detail
+        if code is not None and code != self.code:  # an instance override of the class's stable code...
+            self.code = code
+            known = ERRORS_BY_CODE.get(code)
+            if known is not None and issubclass(known, type(self)):
+                self.status = known.status  # ...which brings the status of the class it names
         self.extra = extra
 
 
@@ -108,9 +127,42 @@ class Unavailable(EnvhubError, RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class QuotaExceeded(Unavailable):
+    status = 429
+    code = "quota_exceeded"
+
+
 class RequestError(EnvhubError, ValueError):
     status = 400
     code = "bad_request"
+
+
+class InvalidRequest(RequestError):
+    status = 422
+    code = "invalid_request"
+
+
+class Unauthorized(RequestError, PermissionError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(RequestError, PermissionError):
+    status = 403
+    code = "forbidden"
+
+
+class Conflict(RequestError):
+    status = 409
+    code = "conflict"
+
+
+class EpisodeOver(Conflict):
+    code = "episode_over"
+
+
+class IdempotencyConflict(Conflict):
+    code = "idempotency_conflict"
 
 
 class NotFound(RequestError, LookupError):
@@ -120,8 +172,10 @@ class NotFound(RequestError, LookupError):
     @classmethod
     def for_name(cls, kind: str, name: str, known: Iterable[str]) -> NotFound:
         """A not-found error with a "did you mean" hint, as Gymnasium's registry gives."""
-        close = difflib.get_close_matches(name, list(known), n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        known = sorted(known)
+        close = difflib.get_close_matches(name, known, n=1)
+        hint = (f"; did you mean {close[0]!r}?" if close
+                else f" (known: {', '.join(known)})" if 0 < len(known) <= 12 else "")
         return cls(f"unknown {kind} {name!r}{hint}", kind=kind, name=name)
 
 
@@ -135,6 +189,7 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
-        TaskInvalid, TaskFormatError, Unavailable, RequestError, NotFound, PayloadTooLarge,
+        TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequestError, InvalidRequest, Unauthorized,
+        Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }

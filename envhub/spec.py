@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from envhub.errors import FailureClass
 
@@ -40,6 +40,33 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments per the tool's inputSchema.")
 
 
+def _unencodable(value: Any) -> bool:
+    if isinstance(value, str):
+        if value.isascii():
+            return False
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return True
+        return False
+    if isinstance(value, dict):
+        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return any(_unencodable(v) for v in value)
+    return False
+
+
+def escape_unencodable(value: Any) -> Any:
+    """`value` with every character UTF-8 cannot encode (a lone surrogate) as its escape text (`\\ud800`)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {escape_unencodable(k): escape_unencodable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escape_unencodable(v) for v in value]
+    return value
+
+
 class Observation(BaseModel):
     """What the agent sees after a reset or a step."""
 
@@ -50,6 +77,16 @@ class Observation(BaseModel):
     timed_out: bool = Field(default=False, description="The call ran out of its time limit and was stopped "
                                                        "(the step is then graded `agent_timeout`).")
 
+    @model_validator(mode="after")
+    def _valid_unicode(self) -> Observation:
+        """A tool may hand back a string UTF-8 cannot encode (a file name, a stored value, an echoed
+        argument): keep it as escape text, so the answer, the step log and the store all encode it."""
+        if _unencodable(self.text):
+            self.text = escape_unencodable(self.text)
+        if self.data and _unencodable(self.data):
+            self.data = escape_unencodable(self.data)
+        return self
+
 
 class TaskRef(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -59,11 +96,14 @@ class TaskRef(BaseModel):
 
 class ResetRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
-        "examples": [{"env": "terminal", "task_id": "terminal/count-errors"}]})
-    env: str = Field(description="Environment family, e.g. `terminal`.")
-    task_id: str | None = Field(default=None, description="Task to load; a random task of `env` if omitted.")
+        "examples": [{"env": "terminal", "task_id": "terminal/count-error-lines"}]})
+    env: str = Field(max_length=64, description="Environment family, e.g. `terminal`.")
+    task_id: str | None = Field(default=None, max_length=256,
+                                description="Task to load; a random task of `env` if omitted.")
     seed: int | None = Field(default=None, ge=0, description="Seed for task sampling and the environment.")
-    harness: str | None = Field(default=None, description="Tool-schema skin; `plain` by default.")
+    harness: str | None = Field(default=None, max_length=64, description=(
+        "Tool-schema skin (`plain` by default): `mcp`, `openhands`, `claude-code`, `codex`, `swe-agent`; "
+        "/v1/envs says which can present each environment."))
     lease_s: float | None = Field(default=None, gt=0, le=86_400, description="Idle lease; renewed by each call.")
     policy_version: str | None = Field(default=None, max_length=128, description="Recorded with the episode.")
 
@@ -75,6 +115,9 @@ class SessionCreated(_Response):
     tools: list[ToolSpec]
     task: TaskRef
     lease_expires_at: datetime
+    client_token: str | None = Field(default=None, description=(
+        "Without API keys: the token this session belongs to. Send it as `Authorization: Bearer <token>` "
+        "on the session's calls (and on later resets, to own those too); other callers get 404."))
 
 
 class StepRequest(BaseModel):
@@ -150,6 +193,13 @@ class ValidationSummary(BaseModel):
     validated_at: datetime | None = None
 
 
+class HarnessStats(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    episodes: int
+    failure_classes: dict[str, int]
+    mean_reward: float | None = Field(description="Over judged, trainable episodes; null when there are none.")
+
+
 class TaskInfo(_Response):
     """Public facts about a task; never the hidden tests, solution or expected state."""
 
@@ -161,6 +211,9 @@ class TaskInfo(_Response):
     tags: list[str]
     metadata: dict[str, Any]
     validation: ValidationSummary
+    by_harness: dict[str, HarnessStats] = Field(default_factory=dict, description=(
+        "Recorded episodes per harness skin (on a single task's answer): where the rewards differ, a model "
+        "depends on a tool schema."))
 
 
 class TaskList(_Response):
@@ -175,6 +228,8 @@ class EnvInfo(_Response):
     validated: int
     rejected: int
     tools: list[ToolSpec]
+    harnesses: dict[str, str | None] = Field(default_factory=dict, description=(
+        "Each harness skin a reset may ask for: null when it can present this environment, else why not."))
 
 
 class EnvList(_Response):
@@ -230,3 +285,66 @@ class WsClose(BaseModel):
 
 
 WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose, Field(discriminator="op")]
+
+
+# --- The episode store (/v1/episodes) ---------------------------------------------------------
+
+class EpisodeInfo(_Response):
+    """One recorded episode: who ran what, and the verdict (null fields: not verified yet)."""
+
+    id: str = Field(description="The session id the episode ran under.")
+    env: str
+    task_id: str
+    harness: str = Field(description="The tool-schema skin the agent saw.")
+    policy_version: str | None = Field(description="What the trainer passed at reset, to compare checkpoints.")
+    created_at: datetime
+    ended_at: datetime | None
+    step_count: int
+    reward: float | None
+    passed: bool | None
+    failure_class: FailureClass | None
+    trainable: bool | None
+    reset_s: float | None
+    verify_s: float | None
+
+
+class EpisodeList(_Response):
+    episodes: list[EpisodeInfo] = Field(description="Newest first.")
+    total: int = Field(description="How many episodes match the filters.")
+
+
+class EpisodeCheck(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kind: str
+    weight: float
+    passed: bool
+    score: float
+    message: str
+
+
+class EpisodeStep(BaseModel):
+    """One step of the trajectory, as recorded (long arguments and observations are cut)."""
+
+    model_config = ConfigDict(extra="forbid")
+    step: int
+    tool: str
+    arguments: Any
+    arguments_cut: bool
+    observation: str
+    observation_cut: bool
+    is_error: bool
+    failure: str
+    elapsed_s: float | None
+
+
+class EpisodeDetail(EpisodeInfo):
+    """An episode with its verdict's checks and timings, and its trajectory."""
+
+    verified_at: datetime | None
+    detail: str
+    verifier_sha256: str | None
+    timings: dict[str, Any]
+    checks: list[EpisodeCheck]
+    steps: list[EpisodeStep] = Field(description="The trajectory, from `step_offset`, at most `step_limit` steps.")
+    steps_total: int = Field(description="How many steps were recorded.")

@@ -44,7 +44,8 @@ class InvalidArguments(AgentError):
     code = "invalid_arguments"
 
     def __init__(self, argument: str, rule: str) -> None:
-        super().__init__(f"invalid argument {argument}: {rule}", argument=argument, rule=rule)
+        super().__init__(f"invalid argument '{argument}': {rule}" if argument else f"invalid arguments: {rule}",
+                         argument=argument, rule=rule)
         self.argument = argument
         self.rule = rule
 
@@ -62,22 +63,6 @@ def show(value: Any, limit: int = 40) -> str:
 
 def _num(x: float) -> str:
     return str(int(x)) if float(x).is_integer() and abs(x) < 1e16 else f"{x:g}"
-
-
-def encodable(value: Any) -> Any:
-    """`value` with every lone surrogate in its strings (keys too) written as its `\\udXXX` escape,
-    so the step log, the store and the verifier's trajectory always hold valid Unicode."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-            return value
-        except UnicodeEncodeError:
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-    if isinstance(value, list):
-        return [encodable(v) for v in value]
-    if isinstance(value, dict):
-        return {encodable(k): encodable(v) for k, v in value.items()}
-    return value
 
 
 _MISSING: Any = object()
@@ -129,8 +114,8 @@ class Param:
             else:
                 s["minimum"] = lo
             s["maximum"] = hi
-            if self.decimals is not None:
-                s["multipleOf"] = 10.0 ** -self.decimals
+            if self.decimals is not None:  # not multipleOf: JSON Schema validators misjudge 0.47 / 0.01
+                s["description"] = f"At most {self.decimals} decimal places."
         if "string" in types:
             if self.min_len:
                 s["minLength"] = self.min_len
@@ -157,7 +142,7 @@ class Param:
         if self.default is not _MISSING:
             s["default"] = self.default
         if self.description:
-            s["description"] = self.description
+            s["description"] = f"{self.description} {s['description']}" if "description" in s else self.description
         return s
 
     def _bounds(self) -> tuple[float, float]:
@@ -289,10 +274,10 @@ def _check_map(where: str, value: dict, values: Param, depth: int) -> dict:
         raise InvalidArguments(where, f"at most {OBJECT_MAX} keys")
     out = {}
     for k, v in value.items():
-        _check_text(f"{where} key {show(k)}", k)
+        _check_text(_join(where, k), k)
         if len(k) > STRING_MAX:
-            raise InvalidArguments(f"{where} key {show(k)}", f"at most {STRING_MAX} characters")
-        out[k] = values.check(f"{where}.{k}", v, depth)
+            raise InvalidArguments(_join(where, k), f"a key of at most {STRING_MAX} characters")
+        out[k] = values.check(_join(where, k), v, depth)
     return out
 
 
@@ -320,10 +305,26 @@ def _check_json(where: str, value: Any, depth: int) -> Any:
 def object_schema(params: dict[str, Param]) -> dict[str, Any]:
     return {"type": "object", "additionalProperties": False,
             "required": [k for k, p in params.items() if p.required],
-            "properties": {k: p.schema() for k, p in params.items()}}
+            "properties": {k: p.schema() if p.required else _nullable(p.schema()) for k, p in params.items()}}
 
 
-def check_object(params: dict[str, Param], args: Any, *, where: str = "arguments", depth: int = 0) -> dict[str, Any]:
+def _nullable(s: dict[str, Any]) -> dict[str, Any]:
+    """An optional parameter also takes null, read as left out (function-calling models send it)."""
+    if "type" in s:
+        types = s["type"] if isinstance(s["type"], list) else [s["type"]]
+        s["type"] = types if "null" in types else [*types, "null"]
+    if "enum" in s and None not in s["enum"]:
+        s["enum"] = [*s["enum"], None]
+    return s
+
+
+def _join(where: str, key: str) -> str:
+    """A path to a value, e.g. `items[1].qty`; an odd key is shown as escaped JSON text."""
+    name = key if key.isidentifier() else show(key, limit=60)
+    return f"{where}.{name}" if where else name
+
+
+def check_object(params: dict[str, Param], args: Any, *, where: str = "", depth: int = 0) -> dict[str, Any]:
     """Checked arguments: declared keys only, required ones present, each value per its `Param`;
     an optional one left out (or null) takes its default when it declares one."""
     if not isinstance(args, dict):
@@ -331,11 +332,10 @@ def check_object(params: dict[str, Param], args: Any, *, where: str = "arguments
     unknown = [k for k in args if k not in params]
     if unknown:
         expected = ", ".join(params) or "none"
-        raise InvalidArguments(show(unknown[0]) if where == "arguments" else f"{where}.{show(unknown[0])}",
-                               f"is not a parameter of this tool (expected: {expected})")
+        raise InvalidArguments(_join(where, unknown[0]), f"is not a parameter of this tool (expected: {expected})")
     out: dict[str, Any] = {}
     for name, p in params.items():
-        label = repr(name) if where == "arguments" else f"{where}.{name}"
+        label = _join(where, name)
         if args.get(name) is None:
             if p.required:
                 raise InvalidArguments(label, "is required")
@@ -367,3 +367,51 @@ def find(tools: list[Tool], name: str) -> Tool:
         if t.name == name:
             return t
     raise AgentError(f"unknown tool {show(name)}; tools are: {', '.join(t.name for t in tools)}")
+
+
+# -- the same tools in model providers' formats ----------------------------------------------------
+
+FORMATS = ("openai", "anthropic", "gemini", "mcp")
+_GEMINI_KEYS = {"type", "format", "description", "nullable", "enum", "maxItems", "minItems", "properties", "required",
+                "minimum", "maximum", "minLength", "maxLength", "pattern", "items", "anyOf"}
+
+
+def as_format(specs: list[ToolSpec], fmt: str) -> list[dict[str, Any]]:
+    """Tools as OpenAI function calling, Anthropic tool use, Gemini function declarations or MCP
+    `tools/list` entries: one declaration, every provider's shape."""
+    if fmt == "openai":
+        return [{"type": "function", "function": {"name": t.name, "description": t.description,
+                                                  "parameters": t.input_schema}} for t in specs]
+    if fmt == "anthropic":
+        return [{"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in specs]
+    if fmt == "gemini":
+        return [{"name": t.name, "description": t.description, "parameters": _gemini(t.input_schema)} for t in specs]
+    if fmt == "mcp":
+        return [t.model_dump(by_alias=True) for t in specs]
+    raise ValueError(f"unknown format {fmt!r}; formats are: {', '.join(FORMATS)}")
+
+
+def _gemini(schema: dict[str, Any]) -> dict[str, Any]:
+    """JSON Schema → Gemini's OpenAPI-subset Schema (upper-case types, `nullable`, no unknown keywords)."""
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "type":
+            types = value if isinstance(value, list) else [value]
+            real = [t for t in types if t != "null"]
+            if len(real) == 1:
+                out["type"] = real[0].upper()
+            elif real:
+                out["anyOf"] = [{"type": t.upper()} for t in real]
+            if "null" in types:
+                out["nullable"] = True
+        elif key == "exclusiveMinimum":
+            out["minimum"] = value
+        elif key == "properties":
+            out[key] = {k: _gemini(v) for k, v in value.items()}
+        elif key == "items":
+            out[key] = _gemini(value)
+        elif key == "enum":
+            out[key] = [str(v) for v in value if v is not None]
+        elif key in _GEMINI_KEYS:
+            out[key] = value
+    return out

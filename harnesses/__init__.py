@@ -1,24 +1,13 @@
-"""Tool-schema skins: the same environment presented as different agent harnesses expect it.
+"""The harness skins that ship with envhub (registered under `envhub.harnesses`, see `envhub.harness`).
 
-A skin only reshapes the tool list; actions still reach the server as `{tool, arguments}`.
+| skin         | presents                                                                  | families         |
+|--------------|---------------------------------------------------------------------------|------------------|
+| `plain`      | the family's canonical tools                                              | all              |
+| `mcp`        | the canonical tools with MCP result shapes (content, isError, structured) | all              |
+| `openhands`  | `execute_bash`, `str_replace_editor` (view/create/str_replace/insert/undo), `finish` | shell families |
+| `claude-code`| `Bash`, `Read`, `Write`, `Edit`, `Grep`, `Glob`                           | shell families   |
+| `codex`      | `shell` (an argv list), `apply_patch` (the `*** Begin Patch` envelope)    | shell families   |
+| `swe-agent`  | `open`, `goto`, `scroll_up/down`, `edit` (a line range), search, `bash`, `submit` | shell families |
+
+The shapes are modelled on those harnesses' public documentation; the code is envhub's own.
 """
-
-from __future__ import annotations
-
-from typing import Any
-
-from envhub.spec import ToolSpec
-
-
-def openai_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    """OpenAI-style function calling (`plain` harness)."""
-    return [{"type": "function", "function": {"name": t.name, "description": t.description,
-                                              "parameters": t.input_schema}} for t in tools]
-
-
-def mcp_tools(tools: list[ToolSpec]) -> list[dict[str, Any]]:
-    """MCP `tools/list` entries (the wire shape already is MCP's)."""
-    return [t.model_dump(by_alias=True) for t in tools]
-
-
-SKINS = {"plain": openai_tools, "mcp": mcp_tools}

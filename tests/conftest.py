@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import socket
+import tempfile
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
@@ -14,6 +17,31 @@ import uvicorn
 from envhub.config import Settings, get_settings
 from envhub.server.app import create_app
 from envhub.server.hub import Hub
+from envhub.verify import runtime
+
+_DATA_DIR = pytest.StashKey[Path]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The suite runs in a data folder of its own, so its episodes never land in the user's store
+    (nor theirs on the suite's pages). It borrows the installed verifier site; subprocesses
+    (`envhub` commands, served pages) inherit it through `ENVHUB_DATA_DIR`."""
+    shared = get_settings().data_dir
+    runtime.install(shared)  # no-op when installed and current
+    root = Path(tempfile.mkdtemp(prefix="envhub-tests-", dir="/var/tmp"))  # sandbox uids must reach it
+    root.chmod(0o755)
+    (root / "verifier").mkdir(mode=0o755)
+    os.symlink(runtime.site_dir(shared).resolve(), runtime.site_dir(root))
+    os.environ["ENVHUB_DATA_DIR"] = str(root)
+    os.environ.pop("ENVHUB_DATABASE_URL", None)  # nor into the user's database
+    get_settings.cache_clear()
+    config.stash[_DATA_DIR] = root
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    root = config.stash.get(_DATA_DIR, None)
+    if root is not None:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def make_settings(**overrides) -> Settings:

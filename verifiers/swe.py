@@ -2,19 +2,27 @@
 
 A task's `tests/test_swe.py` is two lines:
 
-    from verifiers.swe import test_fail_to_pass, test_pass_to_pass  # noqa: F401
+    from verifiers.swe import test_fail_to_pass, test_pass_to_pass, test_report_integrity  # noqa: F401
 
 `grade()` (run once, cached) copies the read-only final state to a scratch folder, drops `.git`
 (the agent controls it), restores the task's `protected_paths` from `tests/protected.tar` (the
 base versions, shipped with the hidden tests; protected files the agent added are deleted),
-applies `tests/test.patch` with `git apply` (no fuzz), then runs `build` and `test_command`
-offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a fresh folder
-outside the repository. Only the report file the runner wrote there is parsed
+applies `tests/test.patch` with `git apply` (no fuzz), plants two honeypot tests (one must pass,
+one must fail; fresh random names, `verifiers.swe_honeypots`), then runs `build` and
+`test_command` offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a
+fresh folder outside the repository. Only the report file the runner wrote there is parsed
 (`verifiers.swe_reports`); console text never counts.
 
-Outcomes: a missing toolchain raises `EnvFault` (env_error, masked from training); the agent's
-code failing to build, a test patch that no longer applies, a missing or unparseable report, or
-a non-zero exit with a report that shows no failure are failed checks (the agent's failure).
+The build and the tests run the agent's code, so they run in a jail (`jail_argv`): another uid,
+their own pid, net and ipc namespaces, everything read-only but the repository, HOME/TMPDIR and
+the report folder. From there nothing can signal, trace or write to this process, which reads
+the report after the run. The runner itself runs inside the jail with the agent's code, so its
+report can still be forged from within: the honeypots expose that (`report_integrity`).
+
+Outcomes: a missing toolchain or a jail that cannot start raises `EnvFault` (env_error, masked
+from training); the agent's code failing to build, a test patch that no longer applies, a run
+that ends abnormally (killed, no report, a truncated one), a non-zero exit with a report that
+shows no failure, or a forged report are failed checks (the agent's failure, reward 0).
 Skipped tests count as not passing.
 
 The same machinery runs outside pytest for validation: `python3 -m verifiers.swe run --task DIR
@@ -41,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers import STATE, TASK, EnvFault, check
+from verifiers import swe_honeypots
 from verifiers.swe_reports import PASSED, ReportError, Statuses, parse_file
 
 RESULT_MARKER = "ENVHUB-SWE-RESULT:"
@@ -103,10 +112,19 @@ class RunResult:
     patch_error: str = ""
     timed_out: bool = False
     toolchain_error: str = ""
+    harness_error: str = ""
+    #: planted test id -> whether it must pass (`verifiers.swe_honeypots`)
+    honeypots: dict[str, bool] = field(default_factory=dict)
+    #: ids the report listed more than once
+    duplicates: list[str] = field(default_factory=list)
+    #: whether the build and tests ran in the jail (`jail_available`)
+    jailed: bool = False
     elapsed_s: dict[str, float] = field(default_factory=dict)
 
     def problem(self) -> str:
         """Why this run cannot be graded as-is ('' when its report stands)."""
+        if self.harness_error:
+            return f"the trusted harness failed: {self.harness_error}"
         if self.toolchain_error:
             return f"toolchain missing: {self.toolchain_error}"
         if self.patch_error:
@@ -116,10 +134,23 @@ class RunResult:
         if self.timed_out:
             return "the test command timed out"
         if self.report_error:
-            return f"no usable test report: {self.report_error}; test output (tail):\n{self.test_output[-1000:]}"
+            ended = (f"the test run ended abnormally (exit {self.test_exit}{_signal_name(self.test_exit)}) and left "
+                     if self.test_exit not in (0, None) else "")
+            return (f"{ended}no usable test report: {self.report_error}; test output (tail):\n"
+                    f"{self.test_output[-1000:]}")
         if self.test_exit not in (0, None) and all(s == PASSED for s in self.statuses.values()):
             return (f"the test command failed (exit {self.test_exit}) but its report shows no failure; "
                     f"output (tail):\n{self.test_output[-1000:]}")
+        return ""
+
+
+def _signal_name(code: int | None) -> str:
+    """`, killed by SIGKILL` for a shell's 128+N exit status."""
+    if code is None or not 128 < code < 128 + 65:
+        return ""
+    try:
+        return f", killed by {signal.Signals(code - 128).name}"
+    except ValueError:
         return ""
 
 
@@ -250,26 +281,91 @@ def copy_repo(src: Path, dest: Path) -> None:
     dest.chmod(0o700)
 
 
-def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float) -> tuple[int | None, str, bool]:
-    """Run `command` with bash in its own process group; kill the whole group at the deadline."""
-    with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(["/bin/bash", "--noprofile", "--norc", "-c", command], cwd=cwd, env=env,
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        timed_out = False
-        try:
-            proc.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-        finally:
+#: The jail's uid and gid: not the harness's, so nothing the tests start is the harness's peer.
+JAIL_UID = 64123
+#: Writable scratch of a jailed run that is not one of its own folders (tools that ignore TMPDIR).
+JAIL_TMP_BYTES = 512 * 1024 * 1024
+
+
+class JailError(RuntimeError):
+    """The trusted harness could not start its jail (never the agent's doing)."""
+
+
+def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd: int) -> list[str]:
+    """`command` in a bubblewrap jail: its own user (another uid), pid, net, ipc and uts
+    namespaces, the whole file system read-only except `writable`, a private /tmp. From inside it
+    no process of the harness can be seen, so none can be signalled, traced or written to."""
+    bwrap = shutil.which("bwrap", path=CLEAN_PATH)
+    if not bwrap:
+        raise JailError("bubblewrap (bwrap) is not installed")
+    argv = [bwrap, "--unshare-user", "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts",
+            "--unshare-cgroup-try", "--die-with-parent", "--new-session",
+            "--uid", str(JAIL_UID), "--gid", str(JAIL_UID), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
+            "--size", str(JAIL_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in writable:
+        argv += ["--bind", str(path), str(path)]
+    return argv + ["--json-status-fd", str(status_fd), "--chdir", str(cwd), "--",
+                   "/bin/bash", "--noprofile", "--norc", "-c", command]
+
+
+@lru_cache(maxsize=1)
+def jail_available() -> bool:
+    """Whether this host lets the harness build the jail (user namespaces allowed): probed with
+    `true` before any of the agent's code runs, so the agent cannot influence the answer. Docker's
+    default seccomp profile forbids them (the docker sandbox backend): runs there are unjailed."""
+    try:
+        code, _, _ = _shell("true", cwd=Path("/"), env=dict(FIXED_ENV), timeout=30, jail=())
+    except JailError:
+        return False
+    return code == 0
+
+
+def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
+           jail: tuple[Path, ...] | None = None) -> tuple[int | None, str, bool]:
+    """Run `command` with bash in its own process group; kill the whole group at the deadline.
+
+    With `jail` (the folders it may write), the command runs untrusted in `jail_argv`; a jail that
+    never started its command raises `JailError`.
+    """
+    status_r = status_w = -1
+    argv = ["/bin/bash", "--noprofile", "--norc", "-c", command]
+    if jail is not None:
+        status_r, status_w = os.pipe()
+        argv = jail_argv(command, cwd=cwd, writable=jail, status_fd=status_w)
+    try:
+        with tempfile.TemporaryFile() as out:
+            proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True,
+                                    pass_fds=(status_w,) if jail is not None else ())
+            if jail is not None:
+                os.close(status_w)
+                status_w = -1
+            timed_out = False
             try:
-                os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a finished command too
-            except ProcessLookupError:
-                pass
-            proc.wait()
-        out.seek(0, io.SEEK_END)
-        size = out.tell()
-        out.seek(max(0, size - 32_000))
-        text = out.read().decode("utf-8", errors="replace")
+                proc.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+            finally:
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # leftovers of a finished command too
+                except ProcessLookupError:
+                    pass
+                proc.wait()
+            out.seek(0, io.SEEK_END)
+            size = out.tell()
+            out.seek(max(0, size - 32_000))
+            text = out.read().decode("utf-8", errors="replace")
+        if jail is not None:
+            os.set_blocking(status_r, False)  # what bwrap wrote is there; never wait on a writer
+            with os.fdopen(status_r, "rb") as f:
+                status_r = -1
+                status = (f.read(65536) or b"").decode("utf-8", errors="replace")
+            if '"child-pid"' not in status and not timed_out:
+                raise JailError(f"the jail did not start (bwrap exit {proc.returncode}): {text.strip()[-500:]}")
+    finally:
+        for fd in (status_r, status_w):
+            if fd >= 0:
+                os.close(fd)
     return (None if timed_out else proc.returncode), text, timed_out
 
 
@@ -285,8 +381,13 @@ def run_env(cfg: SweConfig, work: Path, report_dir: Path) -> dict[str, str]:
     return env
 
 
-def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, test_args: str = "") -> RunResult:
-    """Build and test `repo` in place (already prepared) and parse the runner's report."""
+def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, test_args: str = "",
+              jail: bool = True) -> RunResult:
+    """Build and test `repo` in place (already prepared) and parse the runner's report.
+
+    The build and the tests run the agent's code, so they run jailed (`jail_argv`), writing only
+    the repository, their HOME/TMPDIR and the report folder; this process reads the report after.
+    """
     result = RunResult()
     work = Path(tempfile.mkdtemp(prefix="swe-run-"))
     report_dir = Path(tempfile.mkdtemp(prefix="swe-report-"))
@@ -294,6 +395,8 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
     try:
         env = run_env(cfg, work, report_dir)
         env["TEST_ARGS"] = test_args
+        writable = (repo, work, report_dir) if jail and jail_available() else None
+        result.jailed = writable is not None
         if cfg.toolchain_check:
             code, out, _ = _shell(cfg.toolchain_check, cwd=work, env=env, timeout=60)
             if code != 0:
@@ -302,7 +405,8 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
                 return result
         if cfg.build:
             started = time.monotonic()
-            code, out, timed_out = _shell(cfg.build, cwd=repo, env=env, timeout=max(1.0, deadline - time.monotonic()))
+            code, out, timed_out = _shell(cfg.build, cwd=repo, env=env, timeout=max(1.0, deadline - time.monotonic()),
+                                          jail=writable)
             result.elapsed_s["build"] = round(time.monotonic() - started, 3)
             result.build_output = out
             if code != 0:
@@ -311,13 +415,17 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
                 return result
         started = time.monotonic()
         code, out, timed_out = _shell(cfg.test_command, cwd=repo, env=env,
-                                      timeout=max(1.0, deadline - time.monotonic()))
+                                      timeout=max(1.0, deadline - time.monotonic()), jail=writable)
         result.elapsed_s["test"] = round(time.monotonic() - started, 3)
         result.test_exit, result.test_output, result.timed_out = code, out, timed_out
         try:
             result.statuses = parse_file(cfg.report_format, report_dir / cfg.report_file)
+            result.duplicates = result.statuses.duplicates
         except ReportError as e:
             result.report_error = str(e)
+        return result
+    except JailError as e:
+        result.harness_error = str(e)
         return result
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -325,9 +433,9 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
 
 
 def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, timeout_s: float | None = None,
-              test_args: str = "") -> RunResult:
+              test_args: str = "", honeypots: bool = False) -> RunResult:
     """Grade-style run over repository state `state` (not modified): copy, restore protected
-    paths, apply the test patch, build, test, parse."""
+    paths, apply the test patch, plant the honeypot tests (with `honeypots`), build, test, parse."""
     cfg = SweConfig.from_task_dir(task_dir)
     tests = task_dir / "tests"
     scratch = Path(tempfile.mkdtemp(prefix="swe-repo-")) / "repo"
@@ -339,7 +447,10 @@ def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, tim
                 apply_patch(scratch, tests / "test.patch")
             except PatchError as e:
                 return RunResult(patch_error=str(e))
-        return run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args)
+        planted = swe_honeypots.plant(scratch, cfg.language) if honeypots else []
+        result = run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args)
+        result.honeypots = {h.id: h.must_pass for h in planted}
+        return result
     finally:
         shutil.rmtree(scratch.parent, ignore_errors=True)
 
@@ -351,6 +462,7 @@ class Grade:
     run: RunResult
     fail_to_pass: list[str]
     pass_to_pass: list[str]
+    language: str = ""
 
     def not_passing(self, ids: list[str]) -> list[str]:
         return [f"{t} ({self.run.statuses.get(t, 'absent')})" for t in ids if self.run.statuses.get(t) != PASSED]
@@ -376,10 +488,10 @@ def grade(state: Path = STATE, task_dir: Path = TASK) -> Grade:
     """Run the task's tests once over the final state (cached for the checks of one verify)."""
     assert state.is_dir(), f"the final state {state} is missing"
     f2p, p2p = load_tests_json(task_dir)
-    run = run_state(state, task_dir)
-    if run.toolchain_error:
+    run = run_state(state, task_dir, honeypots=True)
+    if run.toolchain_error or run.harness_error:
         raise EnvFault(run.problem())
-    return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p)
+    return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p, language=SweConfig.from_task_dir(task_dir).language)
 
 
 @check("fail_to_pass", kind="hard")
@@ -396,6 +508,19 @@ def test_pass_to_pass() -> None:
     g.assert_passing(g.pass_to_pass, "PASS_TO_PASS")
 
 
+@check("report_integrity", kind="anti_hack")
+def test_report_integrity() -> None:
+    """The report is the runner's own: the planted tests have their true outcomes, and every test
+    is a graded or planted one, listed once."""
+    g = grade()
+    problem = g.run.problem()
+    assert not problem, problem
+    planted = [swe_honeypots.Honeypot(i, p) for i, p in g.run.honeypots.items()]
+    forged = swe_honeypots.check_report(g.run.statuses, g.run.duplicates, g.fail_to_pass + g.pass_to_pass, planted,
+                                        g.language)
+    assert not forged, "the test report is forged: " + "; ".join(forged)
+
+
 def main(argv: list[str] | None = None) -> int:
     """`python3 -m verifiers.swe run --task DIR --repo DIR [--no-test-patch]`: one run, as JSON."""
     ap = argparse.ArgumentParser(prog="verifiers.swe")
@@ -405,8 +530,10 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--repo", type=Path, required=True)
     run.add_argument("--no-test-patch", action="store_true")
     run.add_argument("--timeout", type=float, default=None)
+    run.add_argument("--honeypots", action="store_true", help="plant the honeypot tests, as grading does")
     args = ap.parse_args(argv)
-    result = run_state(args.repo, args.task, apply_test_patch=not args.no_test_patch, timeout_s=args.timeout)
+    result = run_state(args.repo, args.task, apply_test_patch=not args.no_test_patch, timeout_s=args.timeout,
+                       honeypots=args.honeypots)
     result.build_output = result.build_output[-2000:]
     result.test_output = result.test_output[-2000:]
     sys.stdout.write("\n" + RESULT_MARKER + json.dumps(asdict(result)) + "\n")

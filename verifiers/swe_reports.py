@@ -7,7 +7,8 @@ Surefire, EUnit, PHPUnit, busted...), `go_test_json` (test2json events), `libtes
 
 Each parser maps a normalised test id to one status (`passed`, `failed`, `error`, `skipped`,
 `flaky`). When an id appears more than once, the worst status wins, so a fake "pass" line can
-never hide a real failure of the same test. Malformed input raises `ReportError`.
+never hide a real failure of the same test, and the id is listed in `Statuses.duplicates` (a
+report that names a test twice is forged). Malformed input raises `ReportError`.
 
 Ids (stable across runs; see research/swe.md §6.1):
     junit_xml     `classname#name` (`name` when there is no classname)
@@ -39,7 +40,14 @@ STATUSES = (PASSED, FAILED, ERROR, SKIPPED, FLAKY)
 _RANK = {PASSED: 0, SKIPPED: 1, FLAKY: 2, FAILED: 3, ERROR: 4}
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 
-Statuses = dict[str, str]
+
+
+class Statuses(dict[str, str]):
+    """Test id -> status, and `duplicates`: the ids the report gave more than once."""
+
+    def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003 - dict's own signature
+        super().__init__(*args, **kwargs)
+        self.duplicates: list[str] = []
 
 
 class ReportError(ValueError):
@@ -47,8 +55,10 @@ class ReportError(ValueError):
 
 
 def merge(statuses: Statuses, test_id: str, status: str) -> None:
-    """Record `status` for `test_id`, keeping the worst one seen."""
+    """Record `status` for `test_id`, keeping the worst one seen (and noting a repeated id)."""
     old = statuses.get(test_id)
+    if old is not None and isinstance(statuses, Statuses):
+        statuses.duplicates.append(test_id)
     if old is None or _RANK[status] > _RANK[old]:
         statuses[test_id] = status
 
@@ -65,7 +75,7 @@ def parse_junit_xml(text: str) -> Statuses:
     root = _xml(text)
     if _local(root.tag) not in ("testsuites", "testsuite", "testcase"):
         raise ReportError(f"not a JUnit report: root element <{_local(root.tag)}>")
-    out: Statuses = {}
+    out = Statuses()
     cases = [root] if _local(root.tag) == "testcase" else [e for e in root.iter() if _local(e.tag) == "testcase"]
     for case in cases:
         name = case.get("name")
@@ -107,7 +117,7 @@ def _xml(text: str):  # noqa: ANN202 - an Element of whichever ElementTree is in
 
 def parse_go_test_json(text: str) -> Statuses:
     """`go test -json` (test2json) events; a test that started but never ended counts as failed."""
-    out: Statuses = {}
+    out = Statuses()
     started: set[str] = set()
     seen = 0
     for event in _json_lines(text):
@@ -136,7 +146,7 @@ def parse_go_test_json(text: str) -> Statuses:
 
 def parse_libtest_json(text: str) -> Statuses:
     """Rust libtest `--format json` events (`RUSTC_BOOTSTRAP=1 ... -Z unstable-options`)."""
-    out: Statuses = {}
+    out = Statuses()
     started: set[str] = set()
     seen = 0
     for event in _json_lines(text):
@@ -188,7 +198,7 @@ def parse_tap(text: str) -> Statuses:
     skipped; `# file: X` or prove's `t/x.t ....` headers prefix ids with `X::`."""
     if not text.strip():
         raise ReportError("empty report")
-    out: Statuses = {}
+    out = Statuses()
     file = ""
     parents: list[tuple[int, str]] = []  # (indent, subtest name)
     seen = 0
@@ -238,7 +248,7 @@ def parse_rspec_json(text: str) -> Statuses:
         raise ReportError(f"not an RSpec JSON report: {e}") from e
     if not isinstance(examples, list):
         raise ReportError("RSpec JSON: `examples` is not a list")
-    out: Statuses = {}
+    out = Statuses()
     for ex in examples:
         if not isinstance(ex, dict) or not ex.get("full_description"):
             raise ReportError(f"RSpec JSON: malformed example {ex!r:.200}")
@@ -256,7 +266,7 @@ def parse_nunit_xml(text: str) -> Statuses:
     root = _xml(text)
     if root.tag not in ("test-results", "test-run"):
         raise ReportError(f"not an NUnit report: root element <{root.tag}>")
-    out: Statuses = {}
+    out = Statuses()
     for case in root.iter("test-case"):
         test_id = case.get("fullname") or case.get("name")
         if not test_id:
@@ -300,9 +310,11 @@ def parse_file(fmt: str, path: Path) -> Statuses:
         files = sorted(p for p in path.rglob("*") if p.is_file())
         if not files:
             raise ReportError(f"report folder {path.name} holds no files")
-        out: Statuses = {}
+        out = Statuses()
         for f in files:
-            for test_id, status in parse_file(fmt, f).items():
+            part = parse_file(fmt, f)
+            out.duplicates += part.duplicates
+            for test_id, status in part.items():
                 merge(out, test_id, status)
         return out
     if not path.is_file():

@@ -1,4 +1,4 @@
-"""The async client (aiohttp: httpx's async pool collapses at high concurrency, DESIGN §7b)."""
+"""The async client, on aiohttp: httpx's async connection pool collapsed at high concurrency."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import aiohttp
 
-from envhub.client._base import backoff, error_from, reset_body, should_retry, step_body
+from envhub.client._base import backoff, credential, error_from, explain, reset_body, should_retry, step_body
 from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
@@ -17,8 +17,10 @@ class AsyncEnvClient:
     """The async twin of `EnvClient`: same methods, awaited; `aclose` instead of `close`."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
-                 max_connections: int = 256) -> None:
+                 max_connections: int = 256, api_key: str | None = None) -> None:
         self.base_url = base_url.rstrip("/")
+        bearer, self._keyed = credential(api_key)
+        self._headers = {"Authorization": f"Bearer {bearer}"}
         self.retries = retries
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._limit = max_connections
@@ -26,15 +28,16 @@ class AsyncEnvClient:
 
     def _session(self) -> aiohttp.ClientSession:
         if self._http is None:
-            self._http = aiohttp.ClientSession(timeout=self._timeout,
+            self._http = aiohttp.ClientSession(timeout=self._timeout, headers=self._headers,
                                                connector=aiohttp.TCPConnector(limit=self._limit))
         return self._http
 
-    async def _call(self, method: str, path: str, json: Any = None) -> Any:
+    async def _call(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None) -> Any:
         attempt = 0
+        query = {k: str(v) for k, v in (params or {}).items() if v is not None}
         while True:
             try:
-                async with self._session().request(method, self.base_url + path, json=json) as r:
+                async with self._session().request(method, self.base_url + path, json=json, params=query) as r:
                     if r.status < 400:
                         return None if r.status == 204 else await r.json(content_type=None)
                     try:
@@ -45,12 +48,25 @@ class AsyncEnvClient:
             except (TimeoutError, aiohttp.ClientConnectionError) as exc:
                 err = exc
             if attempt >= self.retries or not should_retry(err):
-                raise err
+                raise explain(err, self._keyed)
             await asyncio.sleep(backoff(attempt, err))
             attempt += 1
 
     async def envs(self) -> list[dict[str, Any]]:
         return (await self._call("GET", "/v1/envs"))["envs"]
+
+    async def tasks(self, **filters: Any) -> list[dict[str, Any]]:
+        """Tasks, filtered as `/v1/tasks` is: env, tag, difficulty, validation, q, limit, offset."""
+        return (await self._call("GET", "/v1/tasks", params=filters))["tasks"]
+
+    async def episodes(self, **filters: Any) -> dict[str, Any]:
+        """Recorded episodes, newest first: `{episodes, total}`; filters env, task_id, policy_version,
+        harness, failure_class, limit, offset."""
+        return await self._call("GET", "/v1/episodes", params=filters)
+
+    async def episode(self, episode_id: str, **params: Any) -> dict[str, Any]:
+        """One episode with its checks and trajectory (`step_offset`, `step_limit`)."""
+        return await self._call("GET", f"/v1/episodes/{episode_id}", params=params)
 
     async def health(self) -> dict[str, Any]:
         return await self._call("GET", "/health")

@@ -2,13 +2,31 @@
 
 from __future__ import annotations
 
+import os
+import secrets
 import uuid
 from typing import Any
 
-from envhub.errors import ERRORS_BY_CODE, EnvhubError, Unavailable
+from envhub.errors import ERRORS_BY_CODE, EnvhubError, RequestError, Unauthorized, Unavailable
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 
 RETRY_STATUSES = {502, 503, 504}
+
+
+def credential(api_key: str | None) -> tuple[str, bool]:
+    """The Bearer value a client sends, and whether it is a configured key.
+
+    An API key (the argument, else `ENVHUB_API_KEY`); without one, a random client token of this
+    client's own, so that on a server without keys its sessions belong to it alone (envhub.server.auth).
+    """
+    key = api_key or os.environ.get("ENVHUB_API_KEY") or None
+    return (key, True) if key else (secrets.token_urlsafe(24), False)
+
+
+def auth_headers(api_key: str | None = None) -> dict[str, str]:
+    """`Authorization` for other clients of an envhub server, e.g. OpenEnv's:
+    `GenericEnvClient(base_url=..., headers=auth_headers())` (the key from `ENVHUB_API_KEY`)."""
+    return {"Authorization": f"Bearer {credential(api_key)[0]}"}
 
 
 def reset_body(env: str, task_id: str | None, seed: int | None, **extra: Any) -> dict[str, Any]:
@@ -26,12 +44,28 @@ def error_from(status: int, body: Any, retry_after: str | None) -> EnvhubError:
     code = str(problem.get("code", "internal"))
     detail = str(problem.get("detail") or f"HTTP {status}")
     cls = ERRORS_BY_CODE.get(code)
-    if cls is None:  # a code this client does not know: fall back by status
-        cls = Unavailable if status == 503 else next(
-            (c for c in ERRORS_BY_CODE.values() if c.status == status), EnvhubError)
+    if cls is None:  # a code this client does not know: fall back by status (a 4xx is a request error)
+        if status == 503:
+            cls = Unavailable
+        elif 400 <= status < 500:
+            cls = next((c for c in ERRORS_BY_CODE.values() if c.status == status and issubclass(c, RequestError)),
+                       RequestError)
+        else:
+            cls = next((c for c in ERRORS_BY_CODE.values() if c.status == status), EnvhubError)
     if issubclass(cls, Unavailable):
-        return cls(detail, retry_after_s=float(retry_after or 1), status_code=status)
-    return cls(detail, status_code=status)
+        err: EnvhubError = cls(detail, code=code, retry_after_s=float(retry_after or 1), status_code=status)
+    else:
+        err = cls(detail, code=code, status_code=status)
+    err.status = status
+    return err
+
+
+def explain(err: BaseException, configured: bool) -> BaseException:
+    """A 401 for a client that was given no key says where a key goes."""
+    if isinstance(err, Unauthorized) and not configured:
+        return Unauthorized(f"{err.detail}: this server requires an API key; pass api_key= or set ENVHUB_API_KEY",
+                            status_code=401)
+    return err
 
 
 def should_retry(exc: BaseException) -> bool:

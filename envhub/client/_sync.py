@@ -9,16 +9,22 @@ from typing import Any
 
 import httpx
 
-from envhub.client._base import backoff, error_from, reset_body, should_retry, step_body
+from envhub.client._base import backoff, credential, error_from, explain, reset_body, should_retry, step_body
 from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
 class EnvClient:
-    """A blocking client for one envhub server."""
+    """A blocking client for one envhub server.
+
+    `api_key` (else `ENVHUB_API_KEY`) goes as `Authorization: Bearer` on every call; without one
+    the client sends a random token of its own, which owns its sessions on a server without keys.
+    """
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
-                 transport: httpx.BaseTransport | None = None) -> None:
-        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport)
+                 transport: httpx.BaseTransport | None = None, api_key: str | None = None) -> None:
+        bearer, self._keyed = credential(api_key)
+        self._http = httpx.Client(base_url=base_url, timeout=timeout, transport=transport,
+                                  headers={"Authorization": f"Bearer {bearer}"})
         self.retries = retries
 
     def _call(self, method: str, path: str, json: Any = None) -> Any:
@@ -33,7 +39,7 @@ class EnvClient:
                     return None if r.status_code == 204 else r.json()
                 err = error_from(r.status_code, _json(r), r.headers.get("retry-after"))
             if attempt >= self.retries or not should_retry(err):
-                raise err
+                raise explain(err, self._keyed)
             time.sleep(backoff(attempt, err))
             attempt += 1
 
@@ -45,12 +51,24 @@ class EnvClient:
         query = httpx.QueryParams({k: v for k, v in filters.items() if v is not None})
         return self._call("GET", f"/v1/tasks?{query}")["tasks"]
 
+    def episodes(self, **filters: Any) -> dict[str, Any]:
+        """Recorded episodes, newest first: `{episodes, total}`; filters env, task_id, policy_version,
+        harness, failure_class, limit, offset."""
+        query = httpx.QueryParams({k: v for k, v in filters.items() if v is not None})
+        return self._call("GET", f"/v1/episodes?{query}")
+
+    def episode(self, episode_id: str, **params: Any) -> dict[str, Any]:
+        """One episode with its checks and trajectory (`step_offset`, `step_limit`)."""
+        query = httpx.QueryParams({k: v for k, v in params.items() if v is not None})
+        return self._call("GET", f"/v1/episodes/{episode_id}?{query}")
+
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")
 
     # -- sessions ---------------------------------------------------------------------------------
     def reset(self, env: str, task_id: str | None = None, seed: int | None = None, **extra: Any) -> SessionCreated:
-        return SessionCreated.model_validate(self._call("POST", "/v1/sessions", reset_body(env, task_id, seed, **extra)))
+        body = reset_body(env, task_id, seed, **extra)
+        return SessionCreated.model_validate(self._call("POST", "/v1/sessions", body))
 
     def step(self, session_id: str, tool: str | ToolCall, **arguments: Any) -> StepResult:
         return StepResult.model_validate(

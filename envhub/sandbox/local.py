@@ -37,6 +37,28 @@ TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
 UID_LOCKS = Path("/run/lock/envhub-uids")
 PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
+#: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).
+UNLIMITED_MB = 1 << 40
+AGENT = "agent"  # the sandbox uid's name inside, whatever the host calls uid 1000
+
+
+def identity_files(dest: Path, uid: int = SANDBOX_UID) -> tuple[Path, Path]:
+    """The host's /etc/passwd and /etc/group with `uid` renamed `agent`: files in the sandbox show
+    as owned by `agent` (`ls -l`, `id`, `whoami`), never by a host account that happens to hold uid 1000."""
+    dest.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name, line in (("passwd", f"{AGENT}:x:{uid}:{uid}:{AGENT}:{WORKSPACE}:/bin/bash"),
+                       ("group", f"{AGENT}:x:{uid}:")):
+        host = Path("/etc", name).read_text(encoding="utf-8", errors="replace").splitlines()
+        kept = [h for h in host if h.split(":")[0] != AGENT and (h.split(":") + ["", "", ""])[2] != str(uid)]
+        target = dest / name
+        tmp = dest / f".{name}.{os.getpid()}"
+        tmp.write_text("\n".join([*kept, line]) + "\n", encoding="utf-8")
+        tmp.chmod(0o644)
+        tmp.replace(target)  # atomic: a sandbox starting now sees the old or the new file, never half
+        out.append(target)
+    return out[0], out[1]
 
 
 def _descendants(pid: int) -> list[int]:
@@ -80,7 +102,8 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None):
 
     def apply() -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
-        resource.setrlimit(resource.RLIMIT_AS, (limits.memory_mb * mb, limits.memory_mb * mb))
+        space = resource.RLIM_INFINITY if limits.memory_mb >= UNLIMITED_MB else limits.memory_mb * mb
+        resource.setrlimit(resource.RLIMIT_AS, (space, space))
         resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
         resource.setrlimit(resource.RLIMIT_FSIZE, (limits.file_mb * mb, limits.file_mb * mb))
         resource.setrlimit(resource.RLIMIT_NOFILE, (limits.open_files, limits.open_files))
@@ -266,6 +289,7 @@ class LocalBackend(SandboxBackend):
         self._swept = False
         self._bwrap = shutil.which("bwrap")
         self._cp = shutil.which("cp") or "/bin/cp"
+        self._identity: tuple[Path, Path] | None = None
 
     def check(self) -> None:
         if not self._bwrap:
@@ -350,6 +374,9 @@ class LocalBackend(SandboxBackend):
             "--size", str(spec.limits.file_mb * 1024 * 1024), "--tmpfs", "/tmp",
             "--ro-bind" if spec.read_only_workspace else "--bind", str(workspace), WORKSPACE,
         ]
+        if self._identity is None:
+            self._identity = identity_files(self.root / "etc")
+        argv += ["--ro-bind", str(self._identity[0]), "/etc/passwd", "--ro-bind", str(self._identity[1]), "/etc/group"]
         for state in TOOLCHAIN_STATE:  # toolchains whose /usr files point outside /usr
             if os.path.isdir(state):
                 argv += ["--ro-bind", state, state]

@@ -1,39 +1,55 @@
-"""The app factory: routers, error translation, the body-size limit, the hub's lifespan."""
+"""The app factory: routers, error translation, access, the request guard, the hub's lifespan."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from envhub.config import Settings, get_settings
-from envhub.server import problems
+from envhub.server import frames, problems
+from envhub.server.auth import Access
+from envhub.server.deps import READERS, get_caller
+from envhub.server.encoding import SafeJSONResponse
 from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
-from envhub.server.routes import health, openenv, registry, sessions, ws
+from envhub.server.mcp import SessionMcp
+from envhub.server.routes import episodes, health, openenv, registry, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
 
 
 def create_app(settings: Settings | None = None, hub: Hub | None = None) -> FastAPI:
     settings = settings or get_settings()
+    access = Access.from_settings(settings)  # before building anything: a keyless public server refuses to start
     hub = hub or Hub.build(settings)
+
+    mcp = SessionMcp(hub)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await hub.start()
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             await hub.stop()
 
-    app = FastAPI(title="envhub", version=PROTOCOL_VERSION, lifespan=lifespan)
+    app = FastAPI(title="envhub", version=PROTOCOL_VERSION, lifespan=lifespan,
+                  default_response_class=SafeJSONResponse)
     app.state.hub = hub
+    app.state.access = access
     problems.install(app)
-    for module in (sessions, ws, registry, health, openenv):
+    frames.quiet_invalid_utf8()
+    for module in (sessions, ws, openenv):  # each session route resolves its caller itself
         app.include_router(module.router)
-    app.include_router(web_router)  # the registry browser at /
+    app.mount("/v1/sessions/{session_id}/mcp", mcp)  # MCP's streamable HTTP, one endpoint per session
+    for module in (registry, health):
+        app.include_router(module.router, dependencies=READERS)
+    # Recorded episodes hold other callers' trajectories: with keys on, reading them takes a key.
+    app.include_router(episodes.router, dependencies=[Depends(get_caller)])
+    app.include_router(web_router, dependencies=READERS)  # the registry browser at /
     for mount in hub.extras.get("routers", []):
         app.include_router(mount)
     app.add_middleware(BodySizeLimit, limit=settings.max_body_bytes)

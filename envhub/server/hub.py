@@ -63,7 +63,8 @@ class Hub:
         if self.store is not None:
             await self.store.start()
         await self.manager.start()
-        log.info("serving %s with %d tasks", ", ".join(self.families), len(self.catalog.tasks))
+        log.info("serving %s with %d tasks; episode store: %s", ", ".join(self.families), len(self.catalog.tasks),
+                 self.settings.store_label() if self.store is not None else "off")
 
     async def stop(self) -> None:
         await self.manager.stop()

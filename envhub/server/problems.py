@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import logging
+import uuid
 
-import orjson
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from envhub.errors import EnvhubError, Unavailable
+from envhub.errors import EnvhubError, Unauthorized, Unavailable
+from envhub.server import metrics
+from envhub.server.encoding import dumps
 from envhub.spec import Problem
 
 log = logging.getLogger("envhub.server")
@@ -19,6 +21,13 @@ MEDIA_TYPE = "application/problem+json"
 
 def problem_for(exc: BaseException) -> Problem:
     """The problem body for any exception (shared by HTTP and WebSocket)."""
+    problem = _problem(exc)
+    if 400 <= problem.status < 500:
+        metrics.REJECTED.labels(problem.code).inc()
+    return problem
+
+
+def _problem(exc: BaseException) -> Problem:
     if isinstance(exc, EnvhubError):
         fc = exc.failure_class
         extra = {k: v for k, v in exc.extra.items() if k not in Problem.model_fields}
@@ -36,8 +45,10 @@ def problem_for(exc: BaseException) -> Problem:
     if isinstance(exc, StarletteHTTPException):
         return Problem(title="http error", status=exc.status_code, code=f"http_{exc.status_code}",
                        detail=str(exc.detail))
-    log.exception("unhandled error", exc_info=exc)
-    return Problem(title="internal error", status=500, code="internal", detail=f"{type(exc).__name__}: {exc}")
+    # A bug: the log gets the traceback, the caller an id to quote (never the exception's text).
+    ref = uuid.uuid4().hex[:12]
+    log.error("unhandled error (ref %s)", ref, exc_info=exc)
+    return Problem(title="internal error", status=500, code="internal", detail=f"internal error (ref {ref})")
 
 
 def _plain(errors: list) -> list:
@@ -50,7 +61,9 @@ def respond(exc: BaseException) -> Response:
     headers = {}
     if isinstance(exc, Unavailable):
         headers["Retry-After"] = str(max(1, round(exc.retry_after_s)))
-    return Response(orjson.dumps(problem.model_dump(mode="json", exclude_none=True)), status_code=problem.status,
+    if isinstance(exc, Unauthorized):
+        headers["WWW-Authenticate"] = 'Bearer realm="envhub"'
+    return Response(dumps(problem.model_dump(mode="json", exclude_none=True)), status_code=problem.status,
                     media_type=MEDIA_TYPE, headers=headers)
 
 

@@ -19,8 +19,9 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from envhub import harness
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family
 from envhub.errors import (
@@ -28,11 +29,15 @@ from envhub.errors import (
     AgentTimeout,
     EnvError,
     EnvhubError,
+    EpisodeOver,
     FailureClass,
+    IdempotencyConflict,
     NotFound,
+    QuotaExceeded,
     RequestError,
     Unavailable,
 )
+from envhub.harness import Skin
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
 from envhub.spec import (
@@ -45,11 +50,16 @@ from envhub.spec import (
     TaskRef,
     ToolCall,
     VerifyResult,
+    escape_unencodable,
 )
 from envhub.tasks.catalog import Catalog
+from envhub.validate.record import invalid_reason
 from envhub.tasks.model import Task
-from envhub.tools import Tool, encodable, find, show
+from envhub.tools import Tool, find, show
 from envhub.verify.runner import VerifierRunner, verdict
+
+if TYPE_CHECKING:
+    from envhub.server.auth import Caller
 
 log = logging.getLogger("envhub.sessions")
 
@@ -86,10 +96,14 @@ class Session:
     step_count: int = 0
     done: bool = False
     broken: EnvError | None = None
+    #: The harness skin's tools (what the agent calls) and the family's own (what the skin calls).
     tools: dict[str, Tool] = field(default_factory=dict)
+    canonical: dict[str, Tool] = field(default_factory=dict)
+    skin: Skin | None = None
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    answers: OrderedDict[str, StepResult] = field(default_factory=OrderedDict)
+    answers: OrderedDict[str, tuple[ToolCall, StepResult]] = field(default_factory=OrderedDict)
+    owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
     log: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
@@ -132,6 +146,7 @@ class SessionManager:
         self.sessions: dict[str, Session] = {}
         self.observers: list[EpisodeObserver] = []
         self._reserved = 0
+        self._reserved_by: dict[str | None, int] = {}
         self._ids = _SessionIds()
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
@@ -163,12 +178,13 @@ class SessionManager:
         return self.settings.max_sessions, self.active
 
     # -- operations -------------------------------------------------------------------------------
-    def get(self, session_id: str) -> Session:
-        try:
-            return self.sessions[session_id]
-        except KeyError:
-            raise NotFound(f"unknown session {session_id!r} (closed, reaped, or never created)",
-                           kind="session", name=session_id) from None
+    def get(self, session_id: str, caller: Caller | None = None) -> Session:
+        """The session, for its owner; anyone else is told it does not exist (`caller` None: in-process)."""
+        session = self.sessions.get(session_id)
+        if session is None or (caller is not None and session.owner != caller.owner):
+            raise NotFound(f"unknown session {session_id!r} (closed, reaped, never created, or not yours)",
+                           kind="session", name=session_id)
+        return session
 
     def family(self, name: str) -> Family:
         try:
@@ -176,15 +192,25 @@ class SessionManager:
         except KeyError:
             raise NotFound.for_name("environment", name, self.families) from None
 
-    async def create(self, req: ResetRequest) -> SessionCreated:
+    async def create(self, req: ResetRequest, caller: Caller | None = None) -> SessionCreated:
         family = self.family(req.env)
+        if caller is not None:
+            caller.check_family(family.name)
         task = self.catalog.get(req.task_id) if req.task_id else self.catalog.sample(req.env, req.seed)
         if task.family != family.name:
             raise RequestError(f"task {task.id!r} belongs to {task.family!r}, not {req.env!r}")
         if self.active >= self.settings.max_sessions:  # refuse before taking any resource
             metrics.REFUSED.inc()
             raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions", retry_after_s=1.0)
+        owner = caller.owner if caller is not None else None
+        key = caller.key if caller is not None else None
+        quota = key.max_sessions if key is not None else None
+        if key is not None and quota is not None and self._owned(owner) >= quota:
+            raise QuotaExceeded(f"API key {key.name!r} holds {quota} live sessions, its quota: close one first",
+                                retry_after_s=1.0)
         self._reserved += 1
+        if quota is not None:  # resets in flight count against the key's quota too
+            self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
         started = time.monotonic()
         sid = self._ids.next()
         workdir = self._sessions_dir() / sid
@@ -196,6 +222,8 @@ class SessionManager:
                                          session_id=sid))
             async with asyncio.timeout(task.config.limits.step_timeout_s + STEP_GRACE_S):
                 observation = await env.reset(task=task, seed=req.seed)
+            canonical = {t.name: t for t in env.tools()}
+            skin = harness.open_skin(req.harness or "plain", family.name, canonical)
         except BaseException as exc:
             if env is not None:
                 with contextlib.suppress(Exception):
@@ -209,10 +237,15 @@ class SessionManager:
             raise EnvError(f"reset of {task.id} failed: {exc}") from exc
         finally:
             self._reserved -= 1
-        tools = env.tools()
+            if quota is not None:
+                left = self._reserved_by.pop(owner) - 1
+                if left:
+                    self._reserved_by[owner] = left
+        tools = skin.tools(canonical)
         session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
-                          lease_s=req.lease_s or self.settings.lease_s, harness=req.harness or "plain",
-                          policy_version=req.policy_version, tools={t.name: t for t in tools})
+                          lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
+                          policy_version=req.policy_version, tools={t.name: t for t in tools}, canonical=canonical,
+                          skin=skin, owner=owner)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.SESSIONS.labels(family.name).inc()
@@ -220,7 +253,12 @@ class SessionManager:
         self._notify("session_created", session)
         return SessionCreated(session_id=sid, env=family.name, observation=observation,
                               tools=[t.spec() for t in tools],
-                              task=TaskRef(id=task.id, prompt=task.prompt), lease_expires_at=session.lease_expires_at)
+                              task=TaskRef(id=task.id, prompt=task.prompt), lease_expires_at=session.lease_expires_at,
+                              client_token=caller.token if caller is not None else None)
+
+    def _owned(self, owner: str | None) -> int:
+        """Live sessions of `owner`, counting resets in flight (for a key's quota)."""
+        return sum(1 for s in self.sessions.values() if s.owner == owner) + self._reserved_by.get(owner, 0)
 
     def _sessions_dir(self) -> Path:
         if self._sessions_root is None:
@@ -228,26 +266,37 @@ class SessionManager:
             self._sessions_root.mkdir(parents=True, exist_ok=True)
         return self._sessions_root
 
-    async def step(self, session_id: str, req: StepRequest) -> StepResult:
-        session = self.get(session_id)
+    async def step(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepResult:
+        session = self.get(session_id, caller)
         session.touch()
         key = req.idempotency_key
         if key is not None and key in session.answers:
-            return session.answers[key]
+            return self._repeat(session, key, req.action)
         async with session.lock:
             if key is not None and key in session.answers:  # the same key raced us here
-                return session.answers[key]
+                return self._repeat(session, key, req.action)
+            if session.result is not None or session.closed:
+                raise EpisodeOver("the episode is over: it was verified or closed; start a new session")
             result = await self._step_locked(session, req.action)
             if key is not None:
-                session.answers[key] = result
+                session.answers[key] = (req.action, result)
                 while len(session.answers) > self.settings.idempotency_cache:
                     session.answers.popitem(last=False)
         session.touch()
         return result
 
+    @staticmethod
+    def _repeat(session: Session, key: str, action: ToolCall) -> StepResult:
+        """The first answer for a repeated key; the same key with another action is a client bug (409)."""
+        first, result = session.answers[key]
+        if first != action:
+            raise IdempotencyConflict(f"idempotency key {key!r} was used for a different action "
+                                      f"({first.tool!r} with other arguments): use a fresh key per action")
+        return result
+
     async def _step_locked(self, session: Session, action: ToolCall) -> StepResult:
         if session.result is not None or session.closed:
-            raise RequestError("the episode is over: it was verified; start a new session", code="episode_over")
+            raise EpisodeOver("the episode is over: it was verified or closed; start a new session")
         limits = session.task.config.limits
         started = time.monotonic()
         if session.broken is not None:
@@ -269,7 +318,8 @@ class SessionManager:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
             async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
-                obs = await session.env.step(call)
+                assert session.skin is not None
+                obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c))
             failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
         except AgentError as e:
             obs, failure = _agent_error(e), FailureClass.agent_error
@@ -289,13 +339,19 @@ class SessionManager:
                 FailureClass.env_error
         return self._answer(session, action, obs, failure, started)
 
+    @staticmethod
+    async def _canonical(session: Session, call: ToolCall) -> Observation:
+        """One call of the family's own tools, on a skin's behalf, checked against their declarations."""
+        tool = session.canonical.get(call.tool) or find(list(session.canonical.values()), call.tool)
+        return await session.env.step(ToolCall(tool=tool.name, arguments=tool.check(call.arguments)))
+
     def _answer(self, session: Session, action: ToolCall, obs: Observation, failure: FailureClass, started: float,
                 truncated: bool = False) -> StepResult:
         session.step_count += 1
         elapsed = time.monotonic() - started
         if truncated:
             session.done = True
-        entry = {"step": session.step_count, "action": encodable(action.model_dump()),
+        entry = {"step": session.step_count, "action": escape_unencodable(action.model_dump()),
                  "observation": {"text": obs.text[:LOGGED_TEXT], "is_error": obs.is_error, "data": obs.data},
                  "failure": failure.value, "elapsed_s": round(elapsed, 6)}
         session.log.append(entry)
@@ -306,8 +362,8 @@ class SessionManager:
                           trainable=failure.trainable, retryable=failure.retryable, step=session.step_count,
                           info={"elapsed_s": round(elapsed, 6)})
 
-    async def verify(self, session_id: str) -> VerifyResult:
-        session = self.get(session_id)
+    async def verify(self, session_id: str, caller: Caller | None = None) -> VerifyResult:
+        session = self.get(session_id, caller)
         session.touch()
         async with session.lock:
             if session.result is None:
@@ -326,6 +382,9 @@ class SessionManager:
         task = session.task
         if session.broken is not None:
             return verdict(task, failure=FailureClass.env_error, detail=session.broken.detail)
+        invalid = await asyncio.to_thread(invalid_reason, task)
+        if invalid:  # validation proved with a control that no policy can pass it here: never a trainable 0
+            return verdict(task, failure=FailureClass.task_invalid, detail=invalid)
         session.workdir.mkdir(mode=0o755, exist_ok=True)
         state = session.workdir / "final-state"
         try:
@@ -354,18 +413,19 @@ class SessionManager:
             log.exception("verifier runner crashed for %s", task.id)
             return verdict(task, failure=FailureClass.verifier_error, detail=f"verifier runner crashed: {e!r}")
 
-    def state(self, session_id: str) -> SessionState:
-        s = self.get(session_id)
+    def state(self, session_id: str, caller: Caller | None = None) -> SessionState:
+        s = self.get(session_id, caller)
         s.touch()
         return SessionState(session_id=s.id, env=s.family.name, task_id=s.task.id, step_count=s.step_count,
                             done=s.done, created_at=s.created_at, lease_expires_at=s.lease_expires_at,
                             verified=s.result is not None)
 
-    async def close(self, session_id: str) -> None:
-        """Close a session; unknown ids are fine (idempotent)."""
-        session = self.sessions.pop(session_id, None)
-        if session is None:
+    async def close(self, session_id: str, caller: Caller | None = None) -> None:
+        """Close a session; unknown ids are fine (idempotent), and so, doing nothing, is another's session."""
+        session = self.sessions.get(session_id)
+        if session is None or (caller is not None and session.owner != caller.owner):
             return
+        del self.sessions[session_id]
         session.closed = True
         metrics.SESSIONS.labels(session.family.name).dec()
         try:

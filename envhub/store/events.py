@@ -77,4 +77,23 @@ def plain(event: Event) -> Event:
         result["checks"] = [{**c, "message": str(c.get("message", ""))[:MAX_MESSAGE_CHARS]}
                             for c in result.get("checks", [])]
         out["result"] = result
-    return out
+    return escaped(out)
+
+
+def _escape_text(text: str) -> str:
+    if text.isascii() and "\x00" not in text:
+        return text
+    # A lone surrogate cannot be encoded as UTF-8 and PostgreSQL refuses NUL in text: store them
+    # escaped (`\ud800`, `\x00`) so the event is kept, never dropped as unwritable.
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\x00", "\\x00")
+
+
+def escaped(value: Any) -> Any:
+    """`value` with every string safe for any database (see `_escape_text`)."""
+    if isinstance(value, str):
+        return _escape_text(value)
+    if isinstance(value, dict):
+        return {(_escape_text(k) if isinstance(k, str) else k): escaped(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [escaped(v) for v in value]
+    return value

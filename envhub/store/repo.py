@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, delete, func, select, update
+from sqlalchemy import Connection, Select, and_, bindparam, case, delete, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session, selectinload
@@ -96,7 +96,12 @@ def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
 
 # -- reads ---------------------------------------------------------------------------------------
 
-def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None) -> Select:
+def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None,
+              policy_version: str | None = None, harness: str | None = None) -> Select:
+    if policy_version:
+        stmt = stmt.where(EpisodeRow.policy_version == policy_version)
+    if harness:
+        stmt = stmt.where(EpisodeRow.harness == harness)
     if env:
         stmt = stmt.where(EpisodeRow.env == env)
     if task_id:
@@ -109,11 +114,13 @@ def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_cla
 
 
 def list_episodes(session: Session, *, env: str | None = None, task_id: str | None = None,
-                  failure_class: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
+                  failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
+                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
     """Newest first, with the total that matches."""
-    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), env=env, task_id=task_id,
-                                     failure_class=failure_class)) or 0
-    rows = session.scalars(_filtered(select(EpisodeRow), env=env, task_id=task_id, failure_class=failure_class)
+    where = {"env": env, "task_id": task_id, "failure_class": failure_class, "policy_version": policy_version,
+             "harness": harness}
+    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), **where)) or 0
+    rows = session.scalars(_filtered(select(EpisodeRow), **where)
                            .order_by(EpisodeRow.created_at.desc(), EpisodeRow.id).limit(limit).offset(offset)).all()
     return list(rows), total
 
@@ -154,6 +161,26 @@ def outcomes(session: Session, *, env: str | None = None, task_id: str | None = 
     return [(utc(c), r, f) for c, r, f in reversed(rows)]  # type: ignore[misc]
 
 
+def by_harness(session: Session, *, env: str | None = None, task_id: str | None = None) -> dict[str, dict[str, Any]]:
+    """Per harness skin: episodes, their failure classes, and the mean reward of the judged
+    trainable ones (where a model depends on a tool schema, the rewards differ)."""
+    stmt = _filtered(select(EpisodeRow.harness, EpisodeRow.failure_class, func.count(),
+                            func.count(EpisodeRow.reward), func.sum(EpisodeRow.reward)),
+                     env=env, task_id=task_id, failure_class=None)
+    stmt = stmt.group_by(EpisodeRow.harness, EpisodeRow.failure_class)
+    out: dict[str, dict[str, Any]] = {}
+    for harness, failure, n, judged, total in session.execute(stmt).all():
+        row = out.setdefault(harness, {"episodes": 0, "failure_classes": {}, "judged": 0, "reward_sum": 0.0})
+        row["episodes"] += n
+        row["failure_classes"][failure or "unverified"] = n
+        if failure in ("ok", "agent_error", "agent_timeout"):  # masked classes carry no reward
+            row["judged"] += judged
+            row["reward_sum"] += total or 0.0
+    return {h: {"episodes": r["episodes"], "failure_classes": r["failure_classes"],
+                "mean_reward": round(r["reward_sum"] / r["judged"], 4) if r["judged"] else None}
+            for h, r in sorted(out.items())}
+
+
 def counts_by(session: Session, *, column: str, env: str | None = None) -> dict[str, int]:
     """Episode counts grouped by `env` or `task_id`."""
     col = getattr(EpisodeRow, column)
@@ -161,3 +188,40 @@ def counts_by(session: Session, *, column: str, env: str | None = None) -> dict[
     if env:
         stmt = stmt.where(EpisodeRow.env == env)
     return {k: n for k, n in session.execute(stmt).all()}
+
+
+def _solved_counts() -> tuple[Any, Any]:
+    """(trainable verified episodes, of which passed): a solve rate leaves out masked infra faults."""
+    trainable = EpisodeRow.trainable.is_(True)
+    return (func.sum(case((trainable, 1), else_=0)),
+            func.sum(case((and_(trainable, EpisodeRow.passed.is_(True)), 1), else_=0)))
+
+
+def by_policy(session: Session, *, env: str | None = None, task_id: str | None = None,
+              limit: int = 50) -> list[dict[str, Any]]:
+    """Results per policy version, most recently active first: episodes, solved, mean reward."""
+    verified, solved = _solved_counts()
+    last = func.max(EpisodeRow.created_at)
+    stmt = _filtered(select(EpisodeRow.policy_version, func.count(), verified, solved,
+                            func.avg(case((EpisodeRow.trainable.is_(True), EpisodeRow.reward), else_=None)), last),
+                     env=env, task_id=task_id, failure_class=None)
+    rows = session.execute(stmt.group_by(EpisodeRow.policy_version).order_by(last.desc()).limit(limit)).all()
+    return [{"policy_version": p, "episodes": n, "verified": int(v or 0), "solved": int(k or 0), "mean_reward": r,
+             "last": utc(t)} for p, n, v, k, r, t in rows]
+
+
+def task_outcomes(session: Session, *, task_ids: Sequence[str], limit: int = 20_000) -> dict[str, dict[str, Any]]:
+    """Per task: trainable verified episodes, how many passed, and recent verify durations."""
+    if not task_ids:
+        return {}
+    verified, solved = _solved_counts()
+    out: dict[str, dict[str, Any]] = {t: {"verified": 0, "solved": 0, "verify_s": []} for t in task_ids}
+    for task, v, k in session.execute(select(EpisodeRow.task_id, verified, solved)
+                                      .where(EpisodeRow.task_id.in_(task_ids)).group_by(EpisodeRow.task_id)):
+        out[task].update(verified=int(v or 0), solved=int(k or 0))
+    durations = session.execute(select(EpisodeRow.task_id, EpisodeRow.verify_s)
+                                .where(EpisodeRow.task_id.in_(task_ids), EpisodeRow.verify_s.is_not(None))
+                                .order_by(EpisodeRow.created_at.desc()).limit(limit))
+    for task, seconds in durations:
+        out[task]["verify_s"].append(seconds)
+    return out

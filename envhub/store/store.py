@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -50,9 +50,11 @@ class EpisodeStore:
 
     # -- reads ----------------------------------------------------------------------------------------
     def episodes(self, *, env: str | None = None, task_id: str | None = None, failure_class: str | None = None,
+                 policy_version: str | None = None, harness: str | None = None,
                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
         with self._session() as s:
             rows, total = repo.list_episodes(s, env=env, task_id=task_id, failure_class=failure_class,
+                                             policy_version=policy_version, harness=harness,
                                              limit=limit, offset=offset)
             return [EpisodeSummary.of(r) for r in rows], total
 
@@ -76,9 +78,21 @@ class EpisodeStore:
         with self._session() as s:
             return repo.latency_samples(s, env=env, task_id=task_id)
 
+    def by_harness(self, *, env: str | None = None, task_id: str | None = None) -> dict[str, dict[str, Any]]:
+        with self._session() as s:
+            return repo.by_harness(s, env=env, task_id=task_id)
+
     def outcomes(self, *, env: str | None = None, task_id: str | None = None) -> list[tuple]:
         with self._session() as s:
             return repo.outcomes(s, env=env, task_id=task_id)
+
+    def by_policy(self, *, env: str | None = None, task_id: str | None = None) -> list[dict]:
+        with self._session() as s:
+            return repo.by_policy(s, env=env, task_id=task_id)
+
+    def task_outcomes(self, task_ids: list[str]) -> dict[str, dict]:
+        with self._session() as s:
+            return repo.task_outcomes(s, task_ids=task_ids)
 
     def counts(self, column: str, *, env: str | None = None) -> dict[str, int]:
         with self._session() as s:

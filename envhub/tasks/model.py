@@ -164,3 +164,15 @@ def tree_sha256(root: Path, exclude: set[str] = frozenset()) -> str:  # type: ig
         elif p.is_dir():
             h.update(f"D {rel}\n".encode())
     return h.hexdigest()
+
+
+def short_title(text: str, limit: int = 100) -> str:
+    """One line of at most `limit` characters, cut at a word boundary with an ellipsis (imported
+    titles come from free text: a problem statement, an instruction)."""
+    line = " ".join(text.split())
+    if len(line) <= limit:
+        return line
+    cut = line[:limit - 1]
+    if " " in cut and not line[limit - 1].isspace():
+        cut = cut[:cut.rfind(" ")]
+    return cut.rstrip(" ,;:.-") + "…"

@@ -20,12 +20,16 @@ from typing import Any
 
 from envhub.env import ValidationFinding
 from envhub.errors import EnvhubError, FailureClass
+from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
+from envhub.sandbox.local import UNLIMITED_MB
 from envhub.server.hub import Hub
 from envhub.server.sessions import Session
 from envhub.spec import ResetRequest, StepRequest, VerifyResult
 from envhub.tasks.model import HIDDEN_DIRS, Task, tree_sha256
 from envhub.validate.exploits import EXPLOITS
 from envhub.validate.record import write_record
+from envhub.verify.runner import VerifierRunner
+
 
 
 @dataclass
@@ -35,6 +39,9 @@ class TaskReport:
     status: str = "validated"
     findings: list[ValidationFinding] = field(default_factory=list)
     seconds: float = 0.0
+
+    #: Why no policy can succeed (a control proved it): served as `task_invalid`, not as a 0.
+    task_invalid: str = ""
 
     def add(self, check: str, ok: bool, detail: str = "", **data: Any) -> None:
         self.findings.append(ValidationFinding(check=check, ok=ok, detail=detail, data=data))
@@ -118,6 +125,28 @@ class Validator:
                    "hidden files copied into state/: " + ", ".join(leaked) if leaked else
                    "symlinks out of state/: " + ", ".join(escapes) if escapes else "")
 
+    async def _harness_control(self, task: Task, state: Path, trajectory: list[dict], report: TaskReport) -> None:
+        """The oracle was judged below the maximum: is it the task's own harness that cannot run
+        under the sandbox's limits (ThreadSanitizer's or AddressSanitizer's terabytes of address
+        space, `go test -race`)? Judge the same state with the address-space limit lifted; if the
+        oracle then passes, the task is invalid as served, and no policy is to blame for its 0."""
+        backend = self.hub.manager.backend
+        if backend.name != "local":  # containers limit memory by cgroup, not address space
+            return
+        runner = VerifierRunner(self.hub.settings, _LiftedAddressSpace(backend))
+        copy = self.scratch / f"harness-{time.monotonic_ns()}"
+        await _copy(state, copy)
+        try:
+            lifted = await runner.verify(task, copy, trajectory)
+        finally:
+            shutil.rmtree(copy, ignore_errors=True)
+        if deserved(lifted, oracle=True):
+            report.task_invalid = (
+                "the task's own test harness cannot run under the sandbox limits: the oracle fails under them "
+                f"(address space {max(2048, task.config.limits.memory_mb)} MiB for the verifier) and passes with the "
+                "address-space limit lifted")
+            report.add("harness", False, report.task_invalid)
+
     async def validate(self, task: Task) -> TaskReport:
         started = time.monotonic()
         report = TaskReport(task.id, task.family)
@@ -134,6 +163,7 @@ class Validator:
                 actions = None
             oracle_state = None
             oracle_traj: list[dict] = []
+            failed: tuple[Path, list[dict]] | None = None  # an oracle run judged below the maximum
             rewards = []
             for i in range(self.runs if actions is not None else 0):
                 state = d / f"oracle-{i}"
@@ -148,6 +178,10 @@ class Validator:
                 report.add(f"oracle:run{i + 1}", ok, "" if ok else _why(result), reward=result.reward)
                 if ok and oracle_state is None:
                     oracle_state, oracle_traj = state, traj
+                elif not ok and result.failure_class is FailureClass.ok and failed is None:
+                    failed = (state, traj)
+            if oracle_state is None and failed is not None:
+                await self._harness_control(task, *failed, report)
             # Null: doing nothing scores the minimum.
             null_state = d / "null"
             try:
@@ -196,8 +230,28 @@ class Validator:
                 "checks": {f.check: f.ok for f in report.findings},
                 "rejections": [f"{f.check}: {f.detail}" for f in report.findings if not f.ok],
                 "oracle_rewards": rewards,
+                **({"task_invalid": report.task_invalid} if report.task_invalid else {}),
             })
         return report
+
+
+class _LiftedAddressSpace(SandboxBackend):
+    """The hub's backend, with verifier runs free of the address-space limit (the harness control)."""
+
+    def __init__(self, inner: SandboxBackend) -> None:
+        self.inner = inner
+        self.name = inner.name
+
+    def check(self) -> None:
+        self.inner.check()
+
+    async def start(self, spec: SandboxSpec) -> Any:
+        return await self.inner.start(spec)
+
+    async def run_once(self, spec: SandboxSpec, argv: Any, *, timeout_s: float, pass_fds: Any = (),
+                       max_output: int = 64_000) -> ExecResult:
+        lifted = spec.model_copy(update={"limits": spec.limits.model_copy(update={"memory_mb": UNLIMITED_MB})})
+        return await self.inner.run_once(lifted, argv, timeout_s=timeout_s, pass_fds=pass_fds, max_output=max_output)
 
 
 async def _copy(src: Path, dest: Path) -> None:

@@ -78,3 +78,11 @@ def validation_status(task: Task) -> str:
 def write_record(task: Task, record: dict[str, Any]) -> None:
     record = {**record, "key": record_key(task)}
     task.validation_path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+
+
+def invalid_reason(task: Task) -> str | None:
+    """Why a task is invalid as served, when its fresh record says a control proved it."""
+    record = task.validation_record()
+    if not record or not record.get("task_invalid") or record.get("key") != record_key(task):
+        return None
+    return str(record["task_invalid"])

@@ -44,8 +44,9 @@ async def home(hub: HubDep) -> Response:
 
 
 @router.get("/envs/{name}", response_class=HTMLResponse)
-async def env_detail(name: str, hub: HubDep) -> Response:
-    return await _render("env.html", views.env_page, hub, name, what="environment")
+async def env_detail(name: str, request: Request, hub: HubDep) -> Response:
+    base = str(request.base_url).rstrip("/")  # the snippets name the address the user reached us at
+    return await _render("env.html", views.env_page, hub, name, base, what="environment")
 
 
 @router.get("/tasks", response_class=HTMLResponse)

@@ -18,9 +18,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from envhub.errors import NotFound
 from envhub.server.hub import Hub
 from envhub.server.routes.registry import env_info, task_info
-from envhub.store.stats import latency_summary
+from envhub.store.stats import latency_summary, percentile
 from envhub.tasks.model import Task
-from envhub.web import charts
+from envhub.web import charts, usage
 
 log = logging.getLogger("envhub.web")
 
@@ -89,9 +89,12 @@ def index(hub: Hub) -> dict[str, Any]:
     return {"envs": envs, "recent": recent, "store_error": err, "task_total": len(tasks)}
 
 
-def env_page(hub: Hub, name: str) -> dict[str, Any]:
+def env_page(hub: Hub, name: str, base_url: str = "http://127.0.0.1:8000") -> dict[str, Any]:
     info = env_info(hub, name)  # NotFound for an unknown family
     tasks = [t for t in served_tasks(hub) if t.family == name]
+    example = next((t for t in sorted(tasks, key=lambda t: t.id) if hub.catalog.status(t) == "validated"),
+                   min(tasks, key=lambda t: t.id, default=None))
+    policies, _ = _store_read(hub, lambda s: s.by_policy(env=name), [])
     health = Counter(hub.catalog.status(t) for t in tasks)
     outcomes, err = _store_read(hub, lambda s: s.outcomes(env=name), [])
     samples, _ = _store_read(hub, lambda s: s.latency_samples(env=name), {})
@@ -99,7 +102,18 @@ def env_page(hub: Hub, name: str) -> dict[str, Any]:
     return {"info": info, "health": {s: health.get(s, 0) for s in STATUSES}, "store_error": err,
             "recent": recent, "episodes": len(outcomes),
             "latency": latency_summary(samples, len(outcomes)) if samples else None,
-            "charts": _charts(outcomes, samples, name)}
+            "charts": _charts(outcomes, samples, name),
+            "usage": usage.snippets(base_url, name, example, info.tools[0] if info.tools else None),
+            "example": example, "about": usage.about(type(hub.families[name])), "policies": _rates(policies)}
+
+
+def _rates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**r, "solve": solve_text(r["solved"], r["verified"])} for r in rows]
+
+
+def solve_text(solved: int, verified: int) -> str:
+    """The solve rate: passed among trainable verified episodes (masked infra faults left out)."""
+    return f"{solved / verified:.0%} ({solved}/{verified})" if verified else "–"
 
 
 def _charts(outcomes: list, samples: dict[str, list[float]], subject: str) -> dict[str, Any]:
@@ -118,9 +132,13 @@ def tasks_page(hub: Hub, params: dict[str, str]) -> dict[str, Any]:
                                            status=params.get("validation") or None, text=params.get("q") or None,
                                            meta=meta or None) if t.family in hub.families]
     paging = Paging(page=_page(params), per=PAGE_SIZE, total=len(found))
+    shown = found[paging.offset:paging.offset + paging.per]
     counts, err = _store_read(hub, lambda s: s.counts("task_id"), {})
-    rows = [{"info": task_info(hub, t), "group": group(t), "episodes": counts.get(t.id, 0)}
-            for t in found[paging.offset:paging.offset + paging.per]]
+    stats, _ = _store_read(hub, lambda s: s.task_outcomes([t.id for t in shown]), {})
+    rows = [{"info": task_info(hub, t), "group": group(t), "episodes": counts.get(t.id, 0),
+             "solve": solve_text(stats[t.id]["solved"], stats[t.id]["verified"]) if t.id in stats else "–",
+             "verify_p50": percentile(stats[t.id]["verify_s"], 50) if t.id in stats else None}
+            for t in shown]
     options = {k: sorted({str(t.config.metadata[k]) for t in served if t.config.metadata.get(k) not in (None, "")})
                for k in META_FILTERS}
     return {"rows": rows, "paging": paging, "filters": params, "families": list(hub.families),
@@ -137,7 +155,10 @@ def task_page(hub: Hub, task_id: str) -> dict[str, Any]:
     outcomes, err = _store_read(hub, lambda s: s.outcomes(task_id=task.id), [])
     samples, _ = _store_read(hub, lambda s: s.latency_samples(task_id=task.id), {})
     recent, _ = _store_read(hub, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
-    return {"info": info, "task": task, "tools": hub.families[task.family].tool_specs(),
+    by_harness, _ = _store_read(hub, lambda s: s.by_harness(task_id=task.id), {})
+    policies, _ = _store_read(hub, lambda s: s.by_policy(task_id=task.id), [])
+    return {"policies": _rates(policies), "info": info, "by_harness": by_harness, "task": task,
+            "tools": hub.families[task.family].task_tool_specs(task),
             "limits": task.config.limits.model_dump(), "record": record, "groups": check_groups(record),
             "flake": oracle_flake(record), "latency": latency_summary(samples, len(outcomes)),
             "recent": recent, "episodes": len(outcomes), "store_error": err,
@@ -191,8 +212,22 @@ def episode_page(hub: Hub, episode_id: str, params: dict[str, str]) -> dict[str,
     page = (wanted_step - 1) // STEP_PAGE + 1 if wanted_step > 0 else _page(params)
     (steps, total), _ = _store_read(
         hub, lambda s: s.steps(episode_id, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
+    task = hub.catalog.tasks.get(detail.task_id)
     return {"ep": detail, "steps": steps, "paging": Paging(page=page, per=STEP_PAGE, total=total),
-            "task_known": detail.task_id in hub.catalog.tasks, "store_error": None}
+            "task_known": task is not None, "prompt": task.prompt if task else None,
+            "timings": timing_rows(detail.reset_s, detail.verify_s, detail.timings), "store_error": None}
+
+
+#: Verify's parts, in the order they happen (anything else recorded follows with its key as the label).
+TIMING_LABELS = {"export_s": "export state", "verify_s": "run verifier"}
+
+
+def timing_rows(reset_s: float | None, verify_s: float | None, timings: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Readable labels, no raw keys: reset, verify (total), then what verify spent its time on."""
+    rows: list[tuple[str, Any]] = [("reset", reset_s), ("verify", verify_s)]
+    parts = {**{k: timings[k] for k in TIMING_LABELS if k in timings},
+             **{k: v for k, v in timings.items() if k not in TIMING_LABELS and k != "total_s"}}
+    return rows + [(TIMING_LABELS.get(k) or k.removesuffix("_s").replace("_", " "), v) for k, v in parts.items()]
 
 
 def _int(value: str | None, default: int) -> int:

@@ -190,6 +190,9 @@ class DbFamily(Family):
                 seen.setdefault(t.name, t.spec())
         return list(seen.values())
 
+    def task_tool_specs(self, task: Task) -> list[ToolSpec]:
+        return [t.spec() for t in domain_registry.get(str(task.config.metadata.get("domain", ""))).tools]
+
     def mutators(self) -> dict[str, Mutator]:
         from environments.db.mutators import MUTATORS
 

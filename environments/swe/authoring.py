@@ -28,7 +28,7 @@ from environments.swe.repo import BUNDLE, git
 from verifiers.swe import PASSED, SweConfig, make_protected_tar, run_state
 
 VERIFIER = '"""Grades the repository with its own tests (see verifiers/swe.py)."""\n' \
-           "from verifiers.swe import test_fail_to_pass, test_pass_to_pass  # noqa: F401\n"
+           "from verifiers.swe import test_fail_to_pass, test_pass_to_pass, test_report_integrity  # noqa: F401\n"
 
 
 def _overlay(src: Path, dest: Path) -> None:

@@ -160,9 +160,137 @@ def planted_hook(repo: Path, cfg: SweConfig, ids: list[str]) -> None:
             (repo / folder / f"zz_envhub_planted.{cfg.report_file.rsplit('.', 1)[-1]}").write_text(text)
 
 
+# --- forging the report from the code under test ------------------------------------------------
+
+def _forge_script(cfg: SweConfig, ids: list[str]) -> str:
+    """The shell half of `forge_report`: write an all-pass report in the runner's place. Where the
+    runner's stdout is the report (go, libtest, TAP) it prints one, passing every test it finds in
+    the test files (as the attacks in issue 11 do); elsewhere it writes the file the runner would
+    have written, listing the graded tests."""
+    fmt = cfg.report_format
+    if fmt == "go_test_json":  # cwd: the package folder; test2json turns these lines into events
+        return ("for t in $(grep -ho 'func Test[A-Za-z0-9_]*' *_test.go | cut -c6-); do\n"
+                "  printf '=== RUN   %s\\n--- PASS: %s (0.00s)\\n' \"$t\" \"$t\"\ndone\necho PASS\n")
+    if fmt == "libtest_json":
+        return ("for t in $(grep -h -A1 '#\\[test\\]' tests/*.rs src/*.rs 2>/dev/null | grep -o 'fn [a-z0-9_]*' "
+                "| cut -c4-); do\n  printf '{ \"type\": \"test\", \"event\": \"ok\", \"name\": \"%s\" }\\n' \"$t\"\n"
+                "done\n")
+    text = fake_report(fmt, ids)
+    if fmt == "tap":
+        return f"cat <<'ENVHUB_EOF'\n{text}ENVHUB_EOF\n"
+    target = f'"$REPORT_DIR/{cfg.report_file}"'
+    if "." not in cfg.report_file:  # a folder of reports (eunit)
+        target = f'"$REPORT_DIR/{cfg.report_file}/TEST-forged.xml"'
+    return f"mkdir -p \"$(dirname {target})\"\ncat > {target} <<'ENVHUB_EOF'\n{text}\nENVHUB_EOF\n"
+
+
+#: language -> (source suffixes, where the hook goes: "append" or "prepend", hook text). `{script}`
+#: is the forging script's path relative to the test runner's working folder.
+_HOOKS: dict[str, tuple[tuple[str, ...], str, str]] = {
+    "python": ((".py",), "append", 'import os as _o\n_o.system("sh {script}")\n_o._exit(0)\n'),
+    "ruby": ((".rb",), "append", 'system("sh {script}")\nexit!(0)\n'),
+    "perl": ((".pm",), "prepend", 'BEGIN {{ system("sh {script}"); require POSIX; POSIX::_exit(0); }}\n'),
+    "lua": ((".lua",), "prepend", 'os.execute("sh {script}")\nos.exit(0, true)\n'),
+    "php": ((".php",), "append", "\nshell_exec('sh {script}');\nexit(0);\n"),
+    "r": ((".R", ".r"), "append", 'system("sh {script}")\nquit(status = 0)\n'),
+    "ocaml": ((".ml",), "append", '\nlet () = ignore (Sys.command "sh {script}"); exit 0\n'),
+    "elixir": ((".ex",), "append", '\nSystem.cmd("sh", ["{script}"], into: IO.stream())\nSystem.halt(0)\n'),
+    "rust": (("lib.rs",), "append", "\n#[used]\n#[link_section = \".init_array\"]\nstatic ENVHUB_FORGE: extern \"C\" fn() = "
+                                    "{{\n    extern \"C\" fn forge() {{\n        let _ = std::process::Command::new(\"sh\")"
+                                    ".arg(\"{script}\").status();\n        std::process::exit(0);\n    }}\n    forge\n}};\n"),
+    "go": ((".go",), "file", 'package {package}\n\nimport (\n\t"os"\n\t"os/exec"\n)\n\nfunc init() {{\n'
+                             '\tcmd := exec.Command("sh", "{script}")\n\tcmd.Stdout = os.Stdout\n\t_ = cmd.Run()\n'
+                             "\tos.Exit(0)\n}}\n"),
+}
+
+C_HOOK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+__attribute__((constructor)) static void envhub_forge(void) {
+    char cmd[4200];
+    const char *f = __FILE__, *slash = strrchr(f, '/');
+    snprintf(cmd, sizeof cmd, "sh '%.*s/.envhub-forge.sh'", slash ? (int)(slash - f) : 1, slash ? f : ".");
+    if (system(cmd) != 12345) _exit(0);
+}
+"""
+
+#: The node attack of issue 11: every assertion becomes a no-op (no script needed).
+NOOP_ASSERT = ("\nfor (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n"
+               "  for (const k of Object.keys(a)) if (typeof a[k] === 'function') a[k] = () => undefined;\n}\n")
+
+
+def forge_report(repo: Path, cfg: SweConfig, ids: list[str]) -> None:
+    """The code under test forges the runner's report: on load it writes (or prints) a report in
+    which the tests pass and exits 0 before the runner can write its own; in node it turns every
+    assertion into a no-op. The honeypots planted at verify time must expose it. (Haskell has no
+    load-time hook short of editing the functions the tests call: it gets none.)"""
+    lang = cfg.language
+    if lang in ("javascript", "typescript"):
+        for p in _sources(repo, cfg, (".ts",) if lang == "typescript" else (".js", ".cjs", ".mjs")):
+            if not p.name.endswith(".d.ts"):
+                p.write_text(p.read_text() + NOOP_ASSERT)
+        return
+    if lang in ("java", "csharp", "erlang"):
+        _forge_in_class(repo, cfg, ids)
+        return
+    if lang in ("c", "cpp"):  # ctest and gtest run from the build folder: find the script by path
+        for p in _sources(repo, cfg, (".c", ".cpp", ".cc")):
+            (p.parent / ".envhub-forge.sh").write_text(_forge_script(cfg, ids))
+            p.write_text(p.read_text() + C_HOOK)
+        return
+    if lang not in _HOOKS:
+        return
+    suffixes, where, hook = _HOOKS[lang]
+    (repo / ".envhub-forge.sh").write_text(_forge_script(cfg, ids))
+    for p in _sources(repo, cfg, suffixes):
+        if lang == "rust" and p.parent.name != "src":
+            continue
+        if lang == "go":
+            m = re.search(r"^package\s+(\w+)", p.read_text(), re.M)
+            if m and not (p.parent / "zz_envhub_forge.go").exists():
+                (p.parent / ".envhub-forge.sh").write_text(_forge_script(cfg, ids))
+                (p.parent / "zz_envhub_forge.go").write_text(hook.format(package=m.group(1), script=".envhub-forge.sh"))
+            continue
+        text = hook.format(script=".envhub-forge.sh")
+        p.write_text(text + p.read_text() if where == "prepend" else p.read_text() + text)
+
+
+def _forge_in_class(repo: Path, cfg: SweConfig, ids: list[str]) -> None:
+    """`forge_report` for languages whose hook must sit inside a class or module."""
+    (repo / ".envhub-forge.sh").write_text(_forge_script(cfg, ids))
+    lang = cfg.language
+    if lang == "java":
+        hook = ('    static {\n        try { new ProcessBuilder("sh", ".envhub-forge.sh").inheritIO().start().waitFor(); }\n'
+                "        catch (Exception e) { }\n        System.exit(0);\n    }\n")
+        for p in _sources(repo, cfg, (".java",)):
+            text = p.read_text()
+            i = text.rfind("}")
+            if i > 0 and re.search(r"^\s*(public\s+)?(final\s+)?class\s", text, re.M):
+                p.write_text(text[:i] + hook + text[i:])
+    elif lang == "csharp":
+        hook = ('    static int envhubForge = EnvhubForge();\n    static int EnvhubForge() {\n'
+                '        System.Diagnostics.Process.Start("sh", ".envhub-forge.sh").WaitForExit();\n'
+                "        System.Environment.Exit(0);\n        return 0;\n    }\n")
+        for p in _sources(repo, cfg, (".cs",)):
+            text = p.read_text()
+            m = re.search(r"^\s*public\s+(?:sealed\s+)?class\s+\w+[^{]*\{", text, re.M)
+            if m:
+                p.write_text(text[:m.end()] + "\n" + hook + text[m.end():])
+    elif lang == "erlang":
+        for p in _sources(repo, cfg, (".erl",)):
+            text = p.read_text()
+            m = re.search(r"^-module\(\w+\)\.\n", text, re.M)
+            if m:
+                p.write_text(text[:m.end()] + "-on_load(envhub_forge/0).\n" + text[m.end():] +
+                             '\nenvhub_forge() ->\n    io:put_chars(os:cmd("sh .envhub-forge.sh")),\n    halt(0).\n')
+
+
 CONTROLS: dict[str, Control] = {
     "empty-patch": empty,
     "delete-tests": delete_tests,
     "fake-output": fake_output,
     "planted-hook": planted_hook,
+    "forge-report": forge_report,
 }

@@ -21,6 +21,7 @@ from environments.swe.authoring import write_task_files
 from environments.swe.repo import git
 from environments.swe.toolchains import TOOLCHAINS
 from environments.swe.validate import patch_paths
+from envhub.tasks.model import short_title
 from verifiers.swe_reports import PARSERS
 
 _NAME = re.compile(r"[^a-zA-Z0-9_.+-]+")
@@ -81,7 +82,7 @@ def import_swebench(instances: Path, repo: Path, dest_root: Path, language: str,
             protected = protected_paths if protected_paths is not None else patch_paths(inst["test_patch"])
             spec = {
                 "id": f"swe/{language}/{name}", "family": "swe",
-                "title": (inst["problem_statement"].strip().splitlines() or [name])[0][:200] or name,
+                "title": short_title((inst["problem_statement"].strip().splitlines() or [name])[0]) or name,
                 "difficulty": difficulty, "tags": [language, "imported"],
                 "limits": limits or {"step_timeout_s": 180, "verify_timeout_s": 600, "memory_mb": 4096},
                 "metadata": {

@@ -10,8 +10,9 @@
 3. Rules: FAIL_TO_PASS non-empty, each FAIL/ABSENT before and PASS after, never flaky;
    PASS_TO_PASS at least 5, each PASS in both states; the gold patch breaks no passing test.
 4. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
-   tests, fake output and reports, and a planted framework hook must be unresolved; the gold
-   patch must be resolved.
+   tests, fake output and reports, a planted framework hook and a report forged by the code under
+   test must be unresolved (the forged one by the `report_integrity` check: the honeypots); the
+   gold patch must be resolved (honeypots included).
 
 Timings per phase and language go in the findings' data.
 """
@@ -38,6 +39,11 @@ from environments.swe.controls import CONTROLS
 from verifiers.swe import PASSED, RESULT_MARKER, PatchError, RunResult, apply_patch, is_protected
 
 MIN_P2P = 5
+#: Languages whose `forge-report` control forges a report the honeypots must expose (haskell's
+#: control has no load-time hook, so it only has to score 0).
+FORGES_CAUGHT_BY_HONEYPOTS = frozenset({
+    "c", "cpp", "csharp", "elixir", "erlang", "go", "java", "javascript", "lua", "ocaml", "perl", "php", "python",
+    "r", "ruby", "rust", "typescript"})
 
 
 def runs_wanted() -> int:
@@ -180,7 +186,7 @@ class SweValidator:
             self.timings[f"{state}_per_run_s"] = round((time.monotonic() - started) / n, 2)
         before, after = classify(states["base+test"]), classify(states["base+test+gold"])
         bad_runs = [f"{s} run {i + 1}: {r.problem()[:600]}" for s, rs in states.items() for i, r in enumerate(rs)
-                    if r.toolchain_error or r.patch_error or (s.endswith("gold") and r.problem())
+                    if r.toolchain_error or r.harness_error or r.patch_error or (s.endswith("gold") and r.problem())
                     or (r.report_error and r.build_ok)]
         self.add("swe-runs", not bad_runs, "; ".join(bad_runs)[:3000], runs=n, **self.timings)
         problems = []
@@ -215,8 +221,12 @@ class SweValidator:
             await asyncio.to_thread(control, state, self.cfg, f2p + p2p)
             result = await self.runner.verify(self.task, state)
             ok = result.failure_class.value == "ok" and not result.passed and result.reward == 0.0
+            if name == "forge-report" and self.cfg.language in FORGES_CAUGHT_BY_HONEYPOTS:
+                # proof that the honeypots work here: the forged report itself is caught
+                ok = ok and any(c.id == "report_integrity" and not c.passed for c in result.checks)
             self.add(f"swe-control-{name}", ok, "" if ok else
-                     f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]}",
+                     f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "
+                     + "; ".join(f"{c.id}: {c.message[:200]}" for c in result.checks if not c.passed)[:600],
                      seconds=round(time.monotonic() - started, 2))
         started = time.monotonic()
         state = await self._copy_base("control-gold", gold=True)

@@ -1,9 +1,11 @@
 """The CLI end to end (Typer's runner, real server in-process for `run`)."""
 
 import json
+import re
 import subprocess
 import sys
 
+import pytest
 from typer.testing import CliRunner
 
 from envhub.cli import app
@@ -58,3 +60,50 @@ def test_a_failing_command_exits_non_zero():
     result = subprocess.run([sys.executable, "-m", "envhub.cli", "conformance", "http://127.0.0.1:9"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and "0 passed" in result.stdout
+
+
+def _envhub(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    import os
+
+    return subprocess.run([sys.executable, "-m", "envhub.cli", *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "80", **(env or {})})
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["run", "echo/say-done", "--agnet", "oracle"], "No such option: --agnet"),
+    (["run", "echo/say-done", "--agent", "orcale"], "unknown agent 'orcale'; did you mean 'oracle'?"),
+    (["serv"], "No such command 'serv'. Did you mean 'serve'?"),
+    (["list", "--env", "dbb"], "unknown environment 'dbb'; did you mean 'db'?"),
+    (["validate", "--env", "nosuch"], "unknown environment 'nosuch' (known: db, echo, office, swe, terminal)"),
+    (["smoke", "--env", "ehco"], "unknown environment 'ehco'; did you mean 'echo'?"),
+    (["episodes", "--env", "termnal"], "unknown environment 'termnal'; did you mean 'terminal'?"),
+])
+def test_typos_are_one_clear_line_and_exit_2(args: list[str], expected: str) -> None:
+    """A typo in a CI gate must fail it (not pass with an empty table), in one line, not a traceback."""
+    result = _envhub(*args)
+    out = result.stdout + result.stderr
+    assert result.returncode == 2, out
+    assert expected in out and len(out.strip().splitlines()) == 1, out
+    assert "Traceback" not in out
+
+
+def test_run_uses_the_server_in_envhub_url(live_server) -> None:
+    good = _envhub("run", "echo/say-done", "--json", env={"ENVHUB_URL": live_server.url})
+    assert good.returncode == 0 and json.loads(good.stdout)["reward"] == 1.0, good.stdout + good.stderr
+    # Nothing listens on port 9: had `run` ignored ENVHUB_URL it would have started its own server and passed.
+    dead = _envhub("run", "echo/say-done", "--json", env={"ENVHUB_URL": "http://127.0.0.1:9"})
+    assert dead.returncode == 2 and "reward" not in dead.stdout
+    assert "cannot reach http://127.0.0.1:9/" in dead.stdout and "Traceback" not in dead.stdout + dead.stderr
+
+
+def test_list_never_cuts_ids_in_a_narrow_terminal() -> None:
+    from envhub.config import get_settings
+    from envhub.tasks.catalog import Catalog
+
+    ids = [t.id for t in Catalog(get_settings().tasks_dir).filter(env="db")]
+    result = _envhub("list", "--env", "db")
+    assert result.returncode == 0, result.stderr
+    assert all(len(line) <= 80 for line in result.stdout.splitlines())
+    rows = [line for line in result.stdout.splitlines() if line.lstrip().startswith("db/")]
+    assert {line.split()[0] for line in rows} == set(ids)  # every id, whole
+    assert all(re.search(r"\b(validated|unvalidated|stale|rejected)\b", line) for line in rows)  # and its status

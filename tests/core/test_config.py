@@ -9,3 +9,43 @@ def test_settings_read_a_comma_separated_family_list(monkeypatch):
 def test_settings_read_a_json_family_list(monkeypatch):
     monkeypatch.setenv("ENVHUB_FAMILIES", '["terminal", "db"]')
     assert Settings().families == ["terminal", "db"]
+
+
+def test_the_suite_runs_in_a_data_folder_of_its_own():
+    """Tests never write episodes into the user's store (tests/conftest.py sets the folder)."""
+    import os
+    from pathlib import Path
+
+    from envhub.config import get_settings
+
+    data_dir = get_settings().data_dir
+    assert data_dir == Path(os.environ["ENVHUB_DATA_DIR"]) and data_dir.name.startswith("envhub-tests-")
+    assert "ENVHUB_DATABASE_URL" not in os.environ and get_settings().store_path.is_relative_to(data_dir)
+
+
+def test_one_episode_store_per_project_in_a_data_folder(tmp_path):
+    a, b = tmp_path / "a" / "tasks", tmp_path / "b" / "tasks"
+    store_a = Settings(data_dir=tmp_path / "data", tasks_dir=a).store_path
+    assert store_a == Settings(data_dir=tmp_path / "data", tasks_dir=a).store_path
+    assert store_a != Settings(data_dir=tmp_path / "data", tasks_dir=b).store_path
+    assert store_a.parent == tmp_path / "data" / "episodes" and store_a.name.startswith("a-")
+    assert Settings(data_dir=tmp_path / "data", tasks_dir=a).store_url == f"sqlite:///{store_a}"
+    pg = Settings(database_url="postgresql://envhub:secret@db/envhub")
+    assert pg.store_url.endswith("@db/envhub") and "secret" not in pg.store_label()
+
+
+def test_serve_prints_its_store_path_at_start():
+    import subprocess
+    import sys
+
+    from envhub.config import get_settings
+    from tests.conftest import free_port
+
+    proc = subprocess.Popen([sys.executable, "-m", "envhub.cli", "serve", "--env", "echo", "--port", str(free_port())],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        first = proc.stdout.readline()  # type: ignore[union-attr]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    assert first.strip() == f"episode store: {get_settings().store_path}"

@@ -17,3 +17,9 @@ def test_errors_map_back_by_code():
 def test_not_found_suggests_a_close_name():
     err = NotFound.for_name("environment", "termnal", ["terminal", "echo"])
     assert "did you mean 'terminal'" in err.detail
+
+
+def test_failure_class_prints_as_its_value() -> None:
+    from envhub.errors import FailureClass
+
+    assert str(FailureClass.ok) == "ok" and f"{FailureClass.env_error}" == "env_error"

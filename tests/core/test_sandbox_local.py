@@ -134,3 +134,11 @@ def test_missing_bubblewrap_names_the_debian_package(tmp_path):
     backend._bwrap = None  # as on a machine without the package
     with pytest.raises(SandboxUnavailable, match="apt-get install bubblewrap"):
         backend.check()
+
+
+async def test_files_inside_show_as_owned_by_agent(sandbox):
+    """Whatever the host calls uid 1000, inside the sandbox it is `agent` (issue 17 item 10)."""
+    res = await sandbox.run("whoami; id -gn; stat -c '%U:%G' hello.txt; touch new && stat -c '%U' new; "
+                            "getent passwd agent | cut -d: -f3,6", timeout_s=10)
+    assert res.exit_code == 0, res.output
+    assert res.output.split() == ["agent", "agent", "agent:agent", "agent", "1000:/workspace"]

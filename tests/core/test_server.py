@@ -40,6 +40,7 @@ def test_capacity_refuses_with_503_before_taking_resources():
         http = httpx.Client(base_url=server.url)
         first = http.post("/v1/sessions", json={"env": "echo"})
         assert first.status_code == 201
+        http.headers["Authorization"] = f"Bearer {first.json()['client_token']}"  # the session's owner from now on
         refused = http.post("/v1/sessions", json={"env": "echo"})
         assert refused.status_code == 503 and refused.headers["retry-after"] == "1"
         assert refused.json()["failure_class"] == "unavailable" and refused.json()["retryable"] is True
@@ -52,8 +53,9 @@ def test_capacity_refuses_with_503_before_taking_resources():
 
 def test_idle_sessions_are_reaped():
     with LiveServer(make_settings(families=["echo"], reap_interval_s=0.2)) as server:
-        http = httpx.Client(base_url=server.url)
+        http = httpx.Client(base_url=server.url, headers={"Authorization": "Bearer reaper-test-client-token"})
         sid = http.post("/v1/sessions", json={"env": "echo", "lease_s": 0.3}).json()["session_id"]
+        assert http.get(f"/v1/sessions/{sid}").status_code == 200
         for _ in range(50):  # poll capacity: a GET on the session itself would renew its lease
             if http.get("/capacity").json()["active_sessions"] == 0:
                 break

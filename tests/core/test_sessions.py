@@ -9,7 +9,6 @@ from envhub.errors import FailureClass
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 
-
 TASK = "terminal/count-error-lines"
 
 
@@ -18,7 +17,7 @@ def step(tool: str, **arguments) -> StepRequest:
 
 
 @pytest.mark.parametrize(("tool", "arguments", "names"), [
-    ("bash", {"command": "echo hi", "sudo": True}, '"sudo"'),       # an extra key (terminal used to ignore it)
+    ("bash", {"command": "echo hi", "sudo": True}, "'sudo'"),       # an extra key (terminal used to ignore it)
     ("bash", {"command": "echo \ud800"}, "'command'"),            # a lone surrogate
     ("bash", {"command": "x", "timeout_s": 1e308 * 10}, "'timeout_s'"),  # infinity
     ("bash", {"command": "x", "timeout_s": -1}, "'timeout_s'"),

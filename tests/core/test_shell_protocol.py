@@ -12,7 +12,7 @@ import pytest
 
 from envhub.errors import AgentError
 from envhub.sandbox.local import SHELL
-from envhub.sandbox.shell import Clip, Reply, SandboxGone, ShellWedged, converse, frame
+from envhub.sandbox.shell import Clip, Reply, ShellWedged, converse, frame
 
 #: Looks like a framing marker; the framing itself always uses a fresh random one, as the backends do.
 LOOKALIKE = "0123456789abcdef01234567"

@@ -52,3 +52,13 @@ def test_catalog_keeps_broken_folders_aside_and_filters(tmp_path):
     assert catalog.filter(tag="nope") == []
     assert [t.id for t in catalog.filter(text="good one")] == ["terminal/good"]
     assert catalog.status(catalog.get("terminal/good")) == "unvalidated"
+
+
+def test_short_title_cuts_at_a_word_boundary():
+    from envhub.tasks.model import short_title
+
+    assert short_title("  Fix   the\nparser  ") == "Fix the parser"
+    long = "Fix the tokenizer so that multi-byte characters in identifiers are never split across tokens"
+    cut = short_title(long, limit=40)
+    assert cut == "Fix the tokenizer so that multi-byte…" and len(cut) <= 40
+    assert short_title("x" * 50, limit=10) == "x" * 9 + "…"  # one long word: cut inside it

@@ -42,7 +42,8 @@ COUNTS: dict[str, Counter] = {}
 #: of each kind, so valid calls reach the tools' real work instead of "no such file".
 PATHS = ["out.xlsx", "out.docx", "out.pptx", "out.pdf", "notes.txt", "src/new.py", "."]
 
-TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
+TEXT_CHARS = st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00")
+TEXT = st.text(alphabet=TEXT_CHARS, max_size=40)
 JSON = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(-1e6, 1e6, allow_nan=False)
                     | TEXT, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(TEXT, inner, max_size=4),
                     max_leaves=12)
@@ -74,8 +75,7 @@ def valid(p: Param, depth: int = 0, name: str = "") -> st.SearchStrategy[Any]:
                     lambda s: p.min_len <= len(s) <= p.max_len and "\x00" not in s
                     and not any(0xD800 <= ord(c) <= 0xDFFF for c in s)))
             else:
-                options.append(st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"),
-                                       min_size=p.min_len, max_size=min(p.max_len, 60)))
+                options.append(st.text(alphabet=TEXT_CHARS, min_size=p.min_len, max_size=min(p.max_len, 60)))
                 if name in ("path", "source", "dest"):
                     options.append(st.sampled_from(PATHS))
         elif t == "integer":
@@ -87,7 +87,7 @@ def valid(p: Param, depth: int = 0, name: str = "") -> st.SearchStrategy[Any]:
                 lo = max(lo, p.exclusive_minimum + 1e-3)
             if p.decimals is not None:
                 scale = 10 ** p.decimals
-                options.append(st.integers(int(lo * scale), int(hi * scale)).map(lambda c: c / scale))
+                options.append(st.integers(int(lo * scale), int(hi * scale)).map(lambda c, k=scale: c / k))
             else:
                 options.append(st.floats(lo, hi, allow_nan=False, allow_infinity=False))
         elif t == "boolean":
@@ -171,7 +171,9 @@ def test_no_tool_input_is_an_environment_fault(server: LiveServer, family: str) 
     counts = COUNTS.setdefault(family, Counter())
     hub = server.app.state.hub
     made: dict[str, int] = {}  # session id -> steps made in it
-    with httpx.Client(base_url=server.url, timeout=120) as client:
+    # Sessions belong to their creator: every call sends this client token (docs/security.md).
+    token = {"Authorization": "Bearer envhub-fuzz-client-token-0123456789"}
+    with httpx.Client(base_url=server.url, timeout=120, headers=token) as client:
         current: list[str] = []
 
         def session() -> str:
@@ -209,9 +211,11 @@ def test_no_tool_input_is_an_environment_fault(server: LiveServer, family: str) 
             code = result["observation"]["data"].get("code")
             counts[f"{result['failure']}:{code or tool.name}"] += 1
             if os.environ.get("ENVHUB_FUZZ_TRACE"):
-                print(family, sid[:6], tool.name, ascii(args)[:120], result["failure"], ascii(result["observation"]["text"][:200]))
+                print(family, sid[:6], tool.name, ascii(args)[:120], result["failure"],  # noqa: T201
+                      ascii(result["observation"]["text"][:200]))
             assert result["failure"] not in ("env_error", "verifier_error"), (tool.name, args, result)
-            if bad and not result["truncated"] and not _accepts(tool, args):  # the server enforces the declaration before the tool runs
+            # The server enforces the declaration before the tool runs.
+            if bad and not result["truncated"] and not _accepts(tool, args):
                 assert result["failure"] == "agent_error" and code == "invalid_arguments", (tool.name, args, result)
             if result["truncated"] or code in ("sandbox_gone", "shell_wedged"):
                 retire()

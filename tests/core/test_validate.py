@@ -6,10 +6,9 @@ from pathlib import Path
 import pytest
 
 from envhub.server.hub import Hub
+from envhub.tasks.catalog import Catalog
 from envhub.validate.core import Validator
 from envhub.validate.record import validation_status, write_record
-from envhub.tasks.catalog import Catalog
-
 from tests.conftest import make_settings
 
 REPO_TASKS = Path(__file__).resolve().parents[2] / "tasks"

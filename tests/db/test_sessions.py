@@ -120,3 +120,21 @@ async def test_closed_sessions_drop_their_databases(db_hub):
         assert not Path(handle.path).exists()
     else:
         assert not handle.store._exists(handle.name)
+
+
+@pytest.mark.parametrize(("task_id", "tool", "arguments", "names"), [
+    ("db/hr/payroll-run-001", "get_employee", {"employee_id": 10**30}, "'employee_id'"),
+    ("db/bank/own-transfer-001", "deposit", {"account_id": 1, "amount": 1e30, "memo": "x"}, "'amount'"),
+    ("db/clinic/book-appointment-001", "book_appointment",
+     {"patient_id": 1, "doctor_id": 1, "starts_at": "9999-12-31T23:59"}, "'starts_at'"),
+    ("db/bank/own-transfer-001", "search_customers", {"name": "\ud800"}, "'name'"),
+    ("db/bank/own-transfer-001", "submit_answer", {"answer": "12\ud800"}, "'answer'"),
+])
+async def test_inputs_that_crashed_tools_are_the_agents_error(db_hub, task_id, tool, arguments, names):
+    """Each of these once raised inside a tool or the export (graded env_error, masked from training)."""
+    m = db_hub.manager
+    c = await m.create(ResetRequest(env="db", task_id=task_id))
+    r = await step(m, c.session_id, tool, **arguments)
+    assert r.failure is FailureClass.agent_error and names in r.observation.text, r.observation.text
+    v = await m.verify(c.session_id)
+    assert v.failure_class is FailureClass.ok, v  # the export still works: nothing unencodable was recorded

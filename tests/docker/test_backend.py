@@ -213,3 +213,13 @@ async def test_a_shell_the_agent_wedged_is_agent_timeout_through_the_manager() -
         await wedge_a_shell(hub)
     finally:
         await hub.stop()
+
+
+async def test_files_inside_show_as_owned_by_agent(backend: DockerBackend, template: Path) -> None:
+    """The image names uid 1000 `agent` (Dockerfile's `useradd`), as the local backend does (issue 17 item 10)."""
+    sb = await backend.start(SandboxSpec(template=template))
+    try:
+        r = await sb.run("whoami; stat -c '%U:%G' sub/run.sh; touch new && stat -c '%U' new", timeout_s=20)
+        assert r.exit_code == 0 and r.output.split() == ["agent", "agent:agent", "agent"], r
+    finally:
+        await sb.close()

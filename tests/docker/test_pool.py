@@ -32,9 +32,13 @@ def _replicas(service: str) -> dict[str, str]:
     return out
 
 
+# Sessions belong to their caller (docs/security.md): one client token for this module's calls.
+AUTH = {"Authorization": "Bearer docker-pool-tests-client-token"}
+
+
 def _owner(sid: str, replicas: dict[str, str]) -> str:
     for cid, ip in replicas.items():
-        if httpx.get(f"http://{ip}:8000/v1/sessions/{sid}", timeout=5).status_code == 200:
+        if httpx.get(f"http://{ip}:8000/v1/sessions/{sid}", headers=AUTH, timeout=5).status_code == 200:
             return cid
     raise AssertionError(f"no replica holds session {sid}")
 
@@ -43,7 +47,7 @@ def test_replica_killed_mid_episode() -> None:
     replicas = _replicas("terminal")
     if len(replicas) < 2:
         pytest.skip("needs at least two terminal replicas")
-    with httpx.Client(base_url=URL, timeout=120) as http:
+    with httpx.Client(base_url=URL, timeout=120, headers=AUTH) as http:
         created = http.post("/v1/sessions", json={"env": "terminal", "task_id": "terminal/count-error-lines"})
         assert created.status_code == 201, created.text
         sid = created.json()["session_id"]
@@ -79,7 +83,7 @@ def test_full_family_is_refused_with_unavailable() -> None:
     """A replica at capacity gets no new sessions; with every echo replica full the entry point
     answers 503 `unavailable` with Retry-After, and frees up again when sessions close."""
     made: list[str] = []
-    with httpx.Client(base_url=URL, timeout=30) as http:
+    with httpx.Client(base_url=URL, timeout=30, headers=AUTH) as http:
         try:
             for _ in range(300):
                 r = http.post("/v1/sessions", json={"env": "echo"})

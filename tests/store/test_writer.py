@@ -13,6 +13,7 @@ from prometheus_client import REGISTRY
 
 from envhub.config import REPO_ROOT, Settings
 from envhub.server.hub import Hub
+from tests.store.conftest import echo_settings
 
 
 def metric(name: str) -> float:
@@ -71,7 +72,7 @@ async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_
     await hub.start()
     store = hub.store
     assert store is not None
-    db = data_dir / "envhub.sqlite3"
+    db = echo_settings(data_dir).store_path
     try:
         await run_episode(hub, ["warm-up"], verify=False)  # creates the file and the schema
         assert await store.writer.flush()
@@ -103,7 +104,7 @@ async def test_buffer_overflow_is_counted(data_dir: Path, hub_with_store, run_ep
         await run_episode(hub, ["warm-up"], verify=False)
         assert await store.writer.flush()
         dropped_before = metric("envhub_store_dropped_total")
-        with locked(data_dir / "envhub.sqlite3"):
+        with locked(echo_settings(data_dir).store_path):
             await run_episode(hub, [f"m{i}" for i in range(40)], verify=False)
             assert store.writer.dropped > 0
             assert metric("envhub_store_dropped_total") - dropped_before == store.writer.dropped
@@ -118,7 +119,7 @@ async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path
     await hub.start()
     await run_episode(hub, ["warm-up"], verify=False)
     assert hub.store is not None and await hub.store.writer.flush()
-    with locked(data_dir / "envhub.sqlite3"):
+    with locked(echo_settings(data_dir).store_path):
         sid = await run_episode(hub, ["a", "b", "done"])
         await hub.stop()  # the database never came back: events go to a spill file
     spilled = list((data_dir / "store-spill").glob("spill-*.jsonl"))
@@ -149,5 +150,30 @@ async def test_an_unwritable_event_is_dropped_alone(data_dir: Path, hub_with_sto
         assert await store.writer.flush()
         assert store.writer.dropped == 1
         assert store.episode("bad") is None and store.episode(sid) is not None
+    finally:
+        await hub.stop()
+
+
+async def test_results_are_kept_per_harness(data_dir: Path) -> None:
+    """The store records each episode's skin; the registry shows rewards and classes per skin."""
+    from envhub.server.routes.registry import get_task
+    from envhub.spec import ResetRequest, StepRequest, ToolCall
+    from envhub.web.views import task_page
+
+    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
+    await hub.start()
+    try:
+        m = hub.manager
+        for harness, message in (("plain", "done"), ("plain", "done"), ("mcp", "nope")):
+            c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", harness=harness))
+            await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})))
+            await m.verify(c.session_id)
+            await m.close(c.session_id)
+        assert await hub.store.writer.flush()
+        info = await get_task("echo/say-done", hub)
+        assert {h: (s.episodes, s.mean_reward) for h, s in info.by_harness.items()} == {"plain": (2, 1.0),
+                                                                                      "mcp": (1, 0.0)}
+        assert info.by_harness["mcp"].failure_classes == {"ok": 1}
+        assert task_page(hub, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
     finally:
         await hub.stop()

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import os
+import random
 import shutil
 from collections.abc import AsyncIterator
+from datetime import date
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 import yaml
 
-from envhub.errors import TaskFormatError
+from envhub.errors import AgentError, TaskFormatError
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
+from envhub.tasks.dockerfile import needs_network, split_run
 from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
+from envhub.validate.core import Validator
 from environments.terminal.env import TerminalFamily
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
@@ -42,8 +47,8 @@ def test_layout_and_metadata(imported: Task, tasks_root: Path) -> None:
     harbor = cfg.metadata["harbor"]
     assert harbor["base_images"] == ["python:3.12-slim-bookworm"]
     assert harbor["workdir"] == "/app"
-    assert any(s.startswith("RUN apt-get update") for s in harbor["unsupported_setup"])
-    assert "ENV PYTHONUNBUFFERED=1" in harbor["unsupported_setup"]
+    assert any(s.startswith("RUN apt-get update: not replayed (needs the network") for s in harbor["unsupported_setup"])
+    assert harbor["env"] == {"PYTHONUNBUFFERED": "1"} and "ENV PYTHONUNBUFFERED=1" in harbor["replayed_setup"]
     assert harbor["task_metadata"]["created"] == "2025-01-15"
     # state = what the Dockerfile copies into the work dir, nothing else
     state = sorted(p.relative_to(imported.state_dir).as_posix() for p in imported.state_dir.rglob("*"))
@@ -72,13 +77,30 @@ def test_remap_only_touches_absolute_paths() -> None:
 
 def test_dockerfile_parsing() -> None:
     plan = parse_dockerfile(
+        "FROM golang AS build\nRUN go build\n"
         "FROM ubuntu:24.04 AS base\n# comment\nRUN echo a \\\n  && echo b\nWORKDIR /srv\nWORKDIR web\n"
-        "COPY [\"a b.txt\", \"./\"]\nCOPY --from=base /x /y\nADD https://example.com/f /srv/web/f\nUSER nobody\n")
-    assert plan.base_images == ["ubuntu:24.04"]
+        "COPY [\"a b.txt\", \"./\"]\nCOPY --from=base /x /y\nADD https://example.com/f /srv/web/f\nUSER nobody\n"
+        "RUN <<EOF\nset -e\necho x > y\nEOF\n")
+    assert plan.base_images == ["golang", "ubuntu:24.04"] and plan.debian_like
     assert plan.workdir == "/srv/web"
-    assert plan.copies == [(["a b.txt"], "/srv/web/./", "COPY")] or plan.copies == [(["a b.txt"], "/srv/web/", "COPY")]
-    assert plan.unsupported == ["RUN echo a && echo b", "COPY --from=base /x /y",
-                                "ADD https://example.com/f /srv/web/f", "USER nobody"]
+    assert [(s.op, s.args) for s in plan.steps] == [
+        ("RUN", "echo a && echo b"), ("WORKDIR", "/srv"), ("WORKDIR", "web"), ("COPY", '["a b.txt", "./"]'),
+        ("USER", "nobody"), ("RUN", "<<EOF\nset -e\necho x > y\nEOF")]  # the last stage only
+    assert plan.unsupported == ["COPY --from=base /x /y", "ADD https://example.com/f /srv/web/f"]
+    assert not parse_dockerfile("FROM alpine:3.20\nRUN true\n").debian_like
+
+
+def test_run_commands_split_and_network_parts() -> None:
+    assert split_run("apt-get update && apt-get install -y jq; go mod init x && echo 'a && b'") == [
+        "apt-get update", "apt-get install -y jq", "go mod init x", "echo 'a && b'"]
+    assert split_run("if [ -f x ]; then make; fi") == ["if [ -f x ]; then make; fi"]  # compound: one part
+    assert split_run("cat > f <<EOF\na; b\nEOF") == ["cat > f <<EOF\na; b\nEOF"]
+    parts = ["DEBIAN_FRONTEND=noninteractive apt-get install -y jq", "pip install -r r.txt", "python3 -m pip install x",
+             "npm ci", "go mod download", "git clone https://x/y", "bash -c \"$(curl -fsSL https://x)\"",
+             "go mod init x", "npm run build", "git init", "make", "rm -rf /var/lib/apt/lists/*"]
+    assert [needs_network(p) for p in parts] == [
+        "apt-get", "pip", "python3", "npm ci", "go mod", "git clone", "a download", None, None, None, None,
+        "package cache clean-up"]
 
 
 def test_missing_files_are_clear_errors(tmp_path: Path) -> None:
@@ -187,3 +209,305 @@ def test_add_extracts_local_tarballs(tmp_path: Path) -> None:
     (src / "environment" / "bundle.tar.gz").write_bytes(buf.getvalue())
     out = import_harbor(src, tmp_path / "tasks")
     assert _state(out) == ["vendor/lib/hello.txt"]
+
+
+# -- the corpus: Harbor and Terminal-Bench tasks written here, imported and judged for real ------------
+FIXTURES = Path(__file__).parent / "fixtures"
+CORPUS = {  # task → what it exercises
+    "harbor/go-wordfreq": "Go; RUN creates go.mod and the source folders",
+    "harbor/c-make-checksum": "C; RUN builds with make",
+    "harbor/node-slugify": "Node; a RUN whose npm ci part needs the network",
+    "harbor/service-sum": "a service the tests start; CMD not replayed",
+    "terminal-bench/csv-totals": "Python; Terminal-Bench 1 layout",
+    "terminal-bench/sqlite-orders": "a database the RUN step builds; Terminal-Bench 1 layout",
+}
+
+
+def corpus_today() -> list[str]:
+    """CI judges a day-seeded sample of 3 (its time budget); ENVHUB_HARBOR_CORPUS=all judges them all."""
+    if os.environ.get("ENVHUB_HARBOR_CORPUS") == "all":
+        return list(CORPUS)
+    return sorted(random.Random(date.today().toordinal()).sample(sorted(CORPUS), 3))
+
+
+def _notes(folder: Path) -> list[str]:
+    return yaml.safe_load((folder / "task.yaml").read_text())["metadata"]["harbor"]["unsupported_setup"]
+
+
+def test_run_steps_are_replayed_into_the_state(tasks_root: Path) -> None:
+    """The issue's failure: `go.mod file not found` because the image's RUN made it."""
+    printed: list[str] = []
+    out = import_harbor(FIXTURES / "harbor" / "go-wordfreq", tasks_root, log=printed.append)
+    assert _state(out) == ["cmd/wordfreq/main.go", "go.mod", "internal/freq/freq.go", "sample.txt"]
+    assert (out / "state" / "go.mod").read_text().startswith("module example.com/wordfreq\n")
+    assert (out / "state" / "sample.txt").read_text() == "The cat saw the dog.\nthe END, the end\n"
+    harbor = yaml.safe_load((out / "task.yaml").read_text())["metadata"]["harbor"]
+    assert "RUN go mod init example.com/wordfreq && mkdir -p internal/freq cmd/wordfreq" in harbor["replayed_setup"]
+    assert harbor["env"] == {"CGO_ENABLED": "0"}
+    # each step not replayed is printed, with why
+    assert printed[:3] == [
+        "RUN apt-get update: not replayed (needs the network: apt-get)",
+        "RUN apt-get install -y --no-install-recommends jq: not replayed (needs the network: apt-get); "
+        "on this host: jq installed",
+        "RUN rm -rf /var/lib/apt/lists/*: not replayed (nothing to replay: package cache clean-up)"]
+    assert harbor["unsupported_setup"] == printed[:3]
+    assert harbor["environment"]["memory"] == "2G"
+    assert Task.load(out).config.limits.memory_mb == 2048 and Task.load(out).config.limits.episode_timeout_s == 900
+    assert "export CGO_ENABLED=0" in (out / "solution" / "solve.sh").read_text()
+    assert "'CGO_ENABLED': '0'" in (out / "tests" / "test_harbor.py").read_text()
+
+
+def test_a_failing_or_unreplayable_step_is_reported(tmp_path: Path) -> None:
+    src = _harbor_task(tmp_path / "src", "FROM ubuntu:24.04\nWORKDIR /app\nRUN mkdir made && echo hi > made/x && exit 3\n"
+                       "RUN touch /usr/forbidden\nUSER nobody\nRUN echo after > after.txt\n", {})
+    out = import_harbor(src, tmp_path / "tasks")
+    notes = _notes(out)
+    assert notes[0].startswith("RUN mkdir made && echo hi > made/x && exit 3: failed in the replay (exit 3)")
+    assert notes[1].startswith("RUN touch /usr/forbidden: failed in the replay (exit 1)") and "Read-only" in notes[1]
+    assert notes[2] == "USER nobody: not replayed (USER has no equivalent in the sandbox)"
+    assert _state(out) == ["after.txt", "made/x"]  # later steps still ran; what a failed step made is kept
+
+
+def test_a_non_debian_image_is_not_replayed(tmp_path: Path) -> None:
+    src = _harbor_task(tmp_path / "src", "FROM alpine:3.20\nWORKDIR /app\nRUN echo x > y\n", {"a.txt": "a\n"})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _notes(out) == ["RUN echo x > y: not replayed (base image alpine:3.20 is not Debian/Ubuntu-based)"]
+    assert _state(out) == ["a.txt"]
+
+
+def test_terminal_bench_layout(tasks_root: Path) -> None:
+    task = Task.load(import_harbor(FIXTURES / "terminal-bench" / "csv-totals", tasks_root))
+    assert task.id == "terminal/harbor/csv-totals"
+    harbor = task.config.metadata["harbor"]
+    assert harbor["layout"] == "terminal-bench" and harbor["base_images"] == [
+        "ghcr.io/laude-institute/t-bench/python-3-13:20250620"]
+    assert task.config.limits.episode_timeout_s == 360 and task.config.limits.verify_timeout_s == 90
+    assert {"csv", "python", "data-processing", "harbor"} <= set(task.config.tags) and task.config.difficulty == "easy"
+    assert task.prompt.startswith("/workspace/sales.csv lists sales")
+    # the state is what the Dockerfile copies; the hidden parts stay hidden
+    assert _state(task.path) == ["sales.csv"]
+    kept = task.tests_dir / ".harbor"
+    assert sorted(p.name for p in kept.iterdir()) == ["run-tests.sh", "test.sh", "test_outputs.py"]
+    assert "bash /tmp/harbor/tests/run-tests.sh" in (kept / "test.sh").read_text()
+    assert (task.solution_dir / "solve.sh").read_text().startswith("#!/bin/bash\npython3 - <<'PY'")
+
+
+def test_terminal_bench_layout_missing_parts(tmp_path: Path) -> None:
+    bad = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", bad)
+    (bad / "run-tests.sh").unlink()
+    with pytest.raises(TaskFormatError, match="run-tests.sh: missing \\(not a Terminal-Bench task folder\\)"):
+        import_harbor(bad, tmp_path / "out")
+    with pytest.raises(TaskFormatError, match="neither a Harbor task"):
+        import_harbor(tmp_path / "out", tmp_path / "out2")
+
+
+def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    shutil.rmtree(src / "solution")
+    task = Task.load(import_harbor(src, tmp_path / "tasks"))
+    assert any("no solution/solve.sh" in n for n in task.config.metadata["harbor"]["unsupported_setup"])
+    with pytest.raises(AgentError, match="solution/solve.sh is missing"):
+        TerminalFamily().oracle_actions(task)
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def corpus_hub(make_settings, tasks_root: Path) -> AsyncIterator[Hub]:
+    for name in corpus_today():
+        import_harbor(FIXTURES / name, tasks_root)
+    h = Hub.build(make_settings(tasks_root))
+    await h.start()
+    yield h
+    await h.stop()
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_corpus_oracles_pass_and_doing_nothing_fails(corpus_hub: Hub) -> None:
+    m = corpus_hub.manager
+    for name in corpus_today():
+        task = m.catalog.get("terminal/harbor/" + name.split("/")[1])
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, (name, res.observation.text[-2000:])
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (name, CORPUS[name], v.detail, v.checks)
+        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await m.verify(noop.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 0.0), (name, v.detail, v.checks)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_verify_that_hangs_is_cut_at_the_tasks_limit(make_settings, tmp_path: Path) -> None:
+    """test.sh starts a server that holds its output open, then hangs: the wrapper stops both at the
+    task's 3 s limit and scores 0 (the agent's code is what hung), not a verifier error."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    toml = (src / "task.toml").read_text().replace("timeout_sec = 120.0", "timeout_sec = 3.0")
+    (src / "task.toml").write_text(toml)
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\n(setsid sleep 600 &)\nsleep 300 &\nwait\n"
+                                          "echo 1 > /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert task.config.limits.verify_timeout_s == 33
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
+    assert "did not finish within the task's verifier limit of 3 s" in v.checks[0].message
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_server_left_running_does_not_hold_up_the_verdict(make_settings, tmp_path: Path) -> None:
+    """test.sh starts a server that keeps test.sh's output open and never stops it, then writes its
+    reward and exits: the verdict is that reward (a pipe held open by the server must not make the
+    verifier wait until its limit, as reading test.sh's output through a pipe did)."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "task.toml").write_text((src / "task.toml").read_text().replace("timeout_sec = 120.0", "timeout_sec = 5.0"))
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\nsleep 600 &\nsetsid sleep 600 &\n"
+                                          "echo 1 > /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
+# -- validation: the harness control, and tasks validated concurrently ------------------------------
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_harness_that_cannot_run_under_the_limits_is_task_invalid(make_settings, tmp_path: Path) -> None:
+    """ThreadSanitizer cannot reserve its address space under the verifier's RLIMIT_AS: the oracle
+    scores 0 there. The control (the same state judged with the limit lifted) passes, so the task is
+    invalid as served, and an episode on it is `task_invalid`, never a trainable 0. A task whose oracle
+    simply fails gets no such verdict (the control fails too)."""
+    root = tmp_path / "tasks"
+    tsan = Task.load(import_harbor(FIXTURES / "harbor" / "c-tsan-counter", root))
+    broken_src = tmp_path / "broken"
+    shutil.copytree(SAMPLE, broken_src)
+    (broken_src / "solution" / "solve.sh").write_text("#!/bin/bash\necho '{}' > /app/stats.json\n")
+    broken = Task.load(import_harbor(broken_src, root))
+    h = Hub.build(make_settings(root))
+    await h.start()
+    validator = Validator(h, runs=1)
+    try:
+        report = await validator.validate(tsan)
+        assert report.status == "rejected"
+        oracle = next(f for f in report.findings if f.check == "oracle:run1")
+        assert not oracle.ok and "ThreadSanitizer" in oracle.detail
+        harness = next(f for f in report.findings if f.check == "harness")
+        assert not harness.ok and "passes with the address-space limit lifted" in harness.detail
+        assert tsan.validation_record()["task_invalid"] == harness.detail
+
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=tsan.id))
+        for call in TerminalFamily().oracle_actions(tsan):
+            await h.manager.step(s.session_id, StepRequest(action=call))
+        v = await h.manager.verify(s.session_id)
+        assert (v.failure_class, v.trainable) == ("task_invalid", False), v
+        assert "cannot run under the sandbox limits" in v.detail
+
+        report = await validator.validate(broken)
+        assert report.status == "rejected" and not report.task_invalid
+        assert [f.check for f in report.findings if not f.ok] == ["oracle:run1"]
+        assert "task_invalid" not in broken.validation_record()
+    finally:
+        validator.close()
+        await h.stop()
+
+
+def _record_content(task: Task) -> dict:
+    record = task.validation_record() or {}
+    return {k: v for k, v in record.items() if k not in ("validated_at", "seconds")}
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_validate_jobs_gives_the_same_reports_and_records(make_settings, tmp_path: Path) -> None:
+    from envhub.cli import _validate
+
+    root = tmp_path / "tasks"
+    tasks = [Task.load(import_harbor(SAMPLE, root)),
+             Task.load(import_harbor(FIXTURES / "terminal-bench" / "csv-totals", root))]
+    settings = make_settings(root)
+
+    async def run(jobs: int) -> tuple[list, list]:
+        reports = await _validate(settings, tasks, 1, True, quiet=True, jobs=jobs)
+        return [(r.task_id, r.status, [(f.check, f.ok) for f in r.findings]) for r in reports], \
+            [_record_content(t) for t in tasks]
+
+    one = await run(1)
+    two = await run(2)
+    assert [r[0] for r in two[0]] == [t.id for t in tasks]  # the tasks' order, whatever finished first
+    assert all(r[1] == "validated" for r in two[0]), two[0]
+    assert two == one
+
+
+def test_long_titles_are_cut_at_a_word() -> None:
+    from envhub.tasks.harbor import _title
+
+    text = "word " * 60
+    cut = _title(text.strip())
+    assert len(cut) <= 200 and cut.endswith("word…") and _title("short title") == "short title"
+
+
+def test_terminal_bench_solution_yaml(tmp_path: Path) -> None:
+    src = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
+    (src / "solution.sh").unlink()
+    (src / "solution.yaml").write_text("- command: cd /app\n  min_timeout_sec: 1\n- command: cp sales.csv totals.csv\n")
+    task = Task.load(import_harbor(src, tmp_path / "tasks"))
+    assert (task.solution_dir / "solve.sh").read_text() == "#!/bin/bash\ncd /workspace\ncp sales.csv totals.csv\n"
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: Path) -> None:
+    """task.toml says `cpus = 1`: test.sh runs on one CPU (`nproc` says 1), whatever the host has."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\nif [ \"$(nproc)\" = 1 ]; then echo 1; else echo 0; fi "
+                                          "> /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert "CPUS = 1 " in (task.tests_dir / "test_harbor.py").read_text()
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_an_agent_that_stops_test_sh_gets_zero_not_a_verifier_error(make_settings, tmp_path: Path) -> None:
+    """test.sh runs the agent's `check.sh`; an agent whose script kills test.sh (so no reward is
+    written) must not escape into a masked verifier error: the control (test.sh on the initial
+    state) writes a reward, so the missing one is the agent's doing."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    (src / "tests" / "test.sh").write_text("#!/bin/bash\n[ -f /app/check.sh ] && bash /app/check.sh\n"
+                                          "echo 0 > /logs/verifier/reward.txt\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert task.config.metadata["harbor"]["control_state"] is True
+    h = Hub.build(make_settings(root))
+    await h.start()
+    try:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        await h.manager.step(s.session_id, StepRequest(action={"tool": "write_file", "arguments": {
+            "path": "/workspace/check.sh", "content": "kill -9 $PPID\n"}}))
+        v = await h.manager.verify(s.session_id)
+    finally:
+        await h.stop()
+    assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
+    assert "though it does on the task's initial state" in v.checks[0].message

@@ -5,6 +5,9 @@ Screenshots go to tests/web/output/ (gitignored); the path is printed.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import json
 import os
 import re
 import shutil
@@ -21,7 +24,7 @@ import pytest
 
 from envhub import families
 from envhub.client import EnvClient
-from envhub.config import REPO_ROOT
+from envhub.config import REPO_ROOT, Settings
 from envhub.spec import ToolCall
 from envhub.tasks.catalog import Catalog
 from tests.web.conftest import make_data_dir, wait_recorded
@@ -64,7 +67,7 @@ def served() -> Iterator[Served]:
     env.pop("ENVHUB_DATABASE_URL", None)
     log = (data_dir / "serve.log").open("w")
     proc = subprocess.Popen([str(Path(sys.executable).parent / "envhub"), "serve", "--port", str(port),
-                             "--env", "echo", "--env", "terminal", "--log-level", "warning"],
+                             "--env", "echo", "--env", "terminal", "--env", "db", "--log-level", "warning"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -106,8 +109,9 @@ def _run_episodes(served: Served) -> None:
                 result = s.verify()
                 served.episodes[name] = {"id": s.id, "task": task, "steps": len(actions),
                                          "result": result.model_dump(mode="json")}
+    store_url = Settings(data_dir=served.data_dir, tasks_dir=REPO_ROOT / "tasks").store_url
     for ep in served.episodes.values():
-        wait_recorded(f"sqlite:///{served.data_dir / 'envhub.sqlite3'}", ep["id"], steps=ep["steps"])
+        wait_recorded(store_url, ep["id"], steps=ep["steps"])
 
 
 @pytest.fixture(scope="module")
@@ -136,7 +140,7 @@ def test_browse_filter_task_episode(served: Served, browser, shots: Path) -> Non
     # 1. environments with task counts and health, as the API reports them
     page.goto(served.url + "/")
     envs = served.api("/v1/envs")["envs"]
-    assert {e["name"] for e in envs} == {"echo", "terminal"}
+    assert {e["name"] for e in envs} == {"echo", "terminal", "db"}
     for e in envs:
         card = page.locator(f'section.env[data-env="{e["name"]}"]')
         assert card.locator("a.task-count").inner_text() == str(e["task_count"])
@@ -207,7 +211,8 @@ def test_browse_filter_task_episode(served: Served, browser, shots: Path) -> Non
 
 def test_phone_layout(served: Served, browser, shots: Path) -> None:
     page = browser.new_page(viewport={"width": 375, "height": 740}, device_scale_factor=2, is_mobile=True)
-    for path, name in (("/", "05-phone-environments.png"), (f"/tasks/{TERMINAL_TASK}", "06-phone-task.png")):
+    for path, name in (("/", "05-phone-environments.png"), (f"/tasks/{TERMINAL_TASK}", "06-phone-task.png"),
+                       ("/envs/echo", "06b-phone-env.png")):
         page.goto(served.url + path)
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 1, f"{path} scrolls sideways by {overflow}px on a phone"
@@ -221,4 +226,69 @@ def test_unknown_task_is_a_404_page_in_the_browser(served: Served, browser, shot
     assert response is not None and response.status == 404
     assert re.search("task not found", page.locator("#not-found").inner_text())
     page.screenshot(path=str(shots / "07-not-found.png"))
+    page.close()
+
+
+def test_every_card_shows_its_charts_above_the_fold(served: Served, browser, shots: Path) -> None:
+    """The db family's 65 tools once pushed its card's charts off the first screen."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served.url + "/")
+    for name in ("echo", "terminal", "db"):
+        box = page.locator(f'section.env[data-env="{name}"] .mini svg').last.bounding_box()
+        assert box is not None and box["y"] + box["height"] <= 900, (name, box)
+    assert page.locator('section.env[data-env="db"] .tools a').inner_text().startswith("+")
+    page.screenshot(path=str(shots / "08-environments-db.png"))
+    page.close()
+
+
+def _snippet(page, label: str) -> str:
+    return page.locator(f'#usage details[data-snippet="{label}"] pre').text_content() or ""
+
+
+def test_env_page_snippets_run_as_copied(served: Served, browser, shots: Path) -> None:
+    """What a user copies from the usage card runs an episode against this very server."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served.url + "/envs/echo")
+    box = page.locator("#usage").bounding_box()
+    assert box is not None and box["y"] < 900  # on the first screen
+    assert page.locator("#env-version").inner_text().startswith("envhub ")
+    assert page.locator("#env-licence").inner_text() == "Apache-2.0"
+    row = page.locator('#policies tr[data-policy="browser-test"] td.solve')
+    assert row.inner_text().startswith("50%")  # echo-ok passed, echo-wrong did not
+    page.screenshot(path=str(shots / "09-env-usage.png"), full_page=True)
+
+    mcp = subprocess.run([sys.executable, "-c", _snippet(page, "MCP")], capture_output=True, text=True, timeout=120)
+    assert mcp.returncode == 0 and float(mcp.stdout.split()[-1]) == 0.0, mcp.stdout + mcp.stderr
+    for label in ("Python client", "OpenEnv client"):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(_snippet(page, label), {})  # noqa: S102 - our own page's snippet
+        assert float(out.getvalue().split()[-1]) == 0.0, (label, out.getvalue())  # placeholder argument: reward 0
+    if shutil.which("jq") and shutil.which("curl"):
+        http = subprocess.run(["bash", "-euo", "pipefail", "-c", _snippet(page, "HTTP")], capture_output=True,
+                              text=True, timeout=120)
+        assert http.returncode == 0 and '"reward":0.0' in http.stdout.replace(" ", ""), http.stdout + http.stderr
+    page.close()
+
+
+def test_task_list_and_episode_page_say_what_users_look_for(served: Served, browser, shots: Path) -> None:
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(served.url + "/tasks?env=echo")
+    row = page.locator('#task-table tr[data-task="echo/say-done"]')
+    # The page agrees with /v1/episodes (the usage test may have added episodes of its own).
+    eps = [e for e in served.api("/v1/episodes", task_id="echo/say-done", limit="1000")["episodes"] if e["trainable"]]
+    solved = sum(bool(e["passed"]) for e in eps)
+    assert 0 < solved < len(eps)
+    assert row.locator("td.solve").inner_text() == f"{solved / len(eps):.0%} ({solved}/{len(eps)})"
+    assert row.locator("td.verify-p50").inner_text() not in ("", "–")
+    wrong = served.episodes["echo-wrong"]
+    page.goto(served.url + f"/episodes/{wrong['id']}")
+    prompt = served.api("/v1/tasks/echo/say-done")["prompt"]
+    assert page.locator("#episode-prompt pre").inner_text().strip() == prompt.strip()
+    timings = page.locator("#episode-timings").inner_text()
+    assert timings.startswith("reset ") and "verify " in timings and "export state" in timings and "_s" not in timings
+    assert page.locator("#replay").is_visible()
+    page.screenshot(path=str(shots / "10-episode-prompt.png"), full_page=True)
+    page.goto(served.url + f"/episodes/{served.episodes['terminal-noop']['id']}")
+    assert not page.locator("#replay").is_visible()  # no steps: no replay bar
     page.close()

@@ -19,7 +19,8 @@ LONG = 230  # steps in the long episode: five pages of 50
 @pytest.fixture(scope="module")
 def client(data_dir: Path, tasks_dir: Path) -> Iterator[TestClient]:
     settings = Settings(data_dir=data_dir, tasks_dir=tasks_dir, families=["echo"])
-    with TestClient(create_app(settings)) as c:
+    # Sessions belong to their caller (docs/security.md): one client token for this module's calls.
+    with TestClient(create_app(settings), headers={"Authorization": "Bearer web-tests-client-token"}) as c:
         c.settings = settings  # type: ignore[attr-defined]
         yield c
 

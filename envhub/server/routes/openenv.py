@@ -11,6 +11,11 @@ root (the environment is `env` in the reset data, else `settings.default_env`) o
   with that `episode_id` continues it, so multi-step episodes also work over plain HTTP
   (OpenEnv's HTTP routes are stateless: without an `episode_id` `/step` behaves the same way,
   on a fresh environment that is closed afterwards).
+- access as on envhub's own routes (`envhub.server.auth`): `Authorization: Bearer` on the
+  handshake and the HTTP calls (OpenEnv's client takes `headers=`); without keys, HTTP `/reset`
+  returns `client_token`, which `/step` and `/state` with that `episode_id` must send.
+- wrong shapes and types (`{"env": 5}`, `"seed": "abc"`, `data` that is not an object) are 422
+  problems (HTTP) or error frames (WebSocket), never a 500.
 """
 
 from __future__ import annotations
@@ -18,12 +23,14 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-import orjson
 from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
-from envhub.errors import RequestError, Unavailable
-from envhub.server.deps import HubDep
+from envhub.errors import InvalidRequest, RequestError, Unavailable
+from envhub.server import frames
+from envhub.server.auth import Caller
+from envhub.server.deps import READERS, CallerDep, HubDep
+from envhub.server.encoding import dumps_text
 from envhub.server.hub import Hub
 from envhub.server.problems import problem_for
 from envhub.server.sessions import SessionManager
@@ -33,9 +40,19 @@ router = APIRouter(tags=["openenv"])
 SUBMIT = "submit"
 
 
-def _reset_request(hub: Hub, env: str | None, data: dict[str, Any]) -> ResetRequest:
-    return ResetRequest(env=env or data.get("env") or hub.settings.default_env, task_id=data.get("task_id"),
-                        seed=data.get("seed"), policy_version=data.get("policy_version"))
+RESET_FIELDS = ("task_id", "seed", "harness", "policy_version")
+
+
+def _reset_request(hub: Hub, env: str | None, data: Any) -> ResetRequest:
+    """A reset from OpenEnv's loose `data` (unknown keys ignored, as OpenEnv does; wrong types: 422)."""
+    if not isinstance(data, dict):
+        raise InvalidRequest(f"reset data must be an object, not {type(data).__name__}")
+    fields = {k: data[k] for k in RESET_FIELDS if data.get(k) is not None}
+    try:
+        return ResetRequest(env=env or data.get("env") or hub.settings.default_env, **fields)
+    except ValidationError as e:
+        first = e.errors()[0]
+        raise InvalidRequest(f"reset {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
 def _reset_payload(created: SessionCreated) -> dict[str, Any]:
@@ -43,8 +60,11 @@ def _reset_payload(created: SessionCreated) -> dict[str, Any]:
     obs["metadata"] = {"session_id": created.session_id, "task_id": created.task.id,
                        "tools": [t.model_dump(by_alias=True) for t in created.tools]}
     obs.update(done=False, reward=None)
-    return {"observation": obs, "reward": None, "done": False, "metadata": obs["metadata"],
-            "episode_id": created.session_id}
+    payload = {"observation": obs, "reward": None, "done": False, "metadata": obs["metadata"],
+               "episode_id": created.session_id}
+    if created.client_token is not None:
+        payload["client_token"] = created.client_token
+    return payload
 
 
 def _step_payload(result: StepResult) -> dict[str, Any]:
@@ -62,20 +82,27 @@ def _verify_payload(result: VerifyResult) -> dict[str, Any]:
     return {"observation": obs, "reward": result.reward, "done": True, "metadata": meta}
 
 
-async def _step_or_submit(manager: SessionManager, sid: str, action: dict[str, Any]) -> dict[str, Any]:
+async def _step_or_submit(manager: SessionManager, sid: str, action: Any, caller: Caller) -> dict[str, Any]:
+    if not isinstance(action, dict):
+        raise InvalidRequest(f"an action is {{'tool': NAME, 'arguments': {{...}}}}, not {type(action).__name__}")
     if action.get("tool") == SUBMIT:
-        return _verify_payload(await manager.verify(sid))
+        return _verify_payload(await manager.verify(sid, caller))
     try:
         call = ToolCall.model_validate(action)
     except ValidationError as e:
-        raise RequestError(f"an action is {{'tool': NAME, 'arguments': {{...}}}}: {e.errors()[0]['msg']}") from e
-    return _step_payload(await manager.step(sid, StepRequest(action=call)))
+        raise InvalidRequest(f"an action is {{'tool': NAME, 'arguments': {{...}}}}: {e.errors()[0]['msg']}") from None
+    return _step_payload(await manager.step(sid, StepRequest(action=call), caller))
+
+
+WS_CODES = {"unavailable": "CAPACITY_REACHED", "quota_exceeded": "CAPACITY_REACHED", "bad_request": "VALIDATION_ERROR",
+            "invalid_request": "VALIDATION_ERROR", "not_found": "VALIDATION_ERROR", "forbidden": "VALIDATION_ERROR",
+            "malformed_json": "INVALID_JSON", "binary_frame": "INVALID_JSON", "invalid_unicode": "INVALID_JSON",
+            "payload_too_large": "INVALID_JSON"}
 
 
 def _ws_error(exc: BaseException) -> dict[str, Any]:
     problem = problem_for(exc)
-    code = {"unavailable": "CAPACITY_REACHED", "bad_request": "VALIDATION_ERROR",
-            "not_found": "VALIDATION_ERROR"}.get(problem.code, "EXECUTION_ERROR")
+    code = WS_CODES.get(problem.code, "EXECUTION_ERROR")
     return {"type": "error", "data": {"message": problem.detail, "code": code,
                                       "problem": problem.model_dump(mode="json", exclude_none=True)}}
 
@@ -83,55 +110,54 @@ def _ws_error(exc: BaseException) -> dict[str, Any]:
 async def _serve_ws(ws: WebSocket, env: str | None) -> None:
     hub: Hub = ws.app.state.hub
     manager = hub.manager
-    await ws.accept()
+    caller = await frames.accept(ws)
+    if caller is None:
+        return
     sid: str | None = None
     try:
         while True:
-            raw = await ws.receive_text()
             try:
-                try:
-                    msg = orjson.loads(raw)
-                except orjson.JSONDecodeError:
-                    await ws.send_text(orjson.dumps({"type": "error", "data": {
-                        "message": "invalid JSON", "code": "INVALID_JSON"}}).decode())
-                    continue
-                kind = msg.get("type") if isinstance(msg, dict) else None
-                data = msg.get("data") or {} if isinstance(msg, dict) else {}
+                msg = await frames.receive_json(ws, hub.settings.max_body_bytes)
+                if not isinstance(msg, dict):
+                    raise InvalidRequest(f"a message is {{'type': ..., 'data': {{...}}}}, not {type(msg).__name__}")
+                kind, data = msg.get("type"), msg.get("data")
+                data = {} if data is None else data
                 if kind == "reset":
                     if sid is not None:
-                        await manager.close(sid)
+                        await manager.close(sid, caller)
                         sid = None
-                    created = await manager.create(_reset_request(hub, env, data))
+                    created = await manager.create(_reset_request(hub, env, data), caller)
                     sid = created.session_id
                     out = {"type": "observation", "data": _reset_payload(created)}
                 elif kind == "step":
                     if sid is None:
                         raise RequestError("send a reset first")
-                    out = {"type": "observation", "data": await _step_or_submit(manager, sid, data)}
+                    out = {"type": "observation", "data": await _step_or_submit(manager, sid, data, caller)}
                 elif kind == "state":
                     if sid is None:
                         raise RequestError("send a reset first")
-                    st = manager.state(sid)
+                    st = manager.state(sid, caller)
                     out = {"type": "state", "data": {"episode_id": st.session_id, "step_count": st.step_count,
                                                      **st.model_dump(mode="json")}}
                 elif kind == "close":
                     break
                 else:
-                    await ws.send_text(orjson.dumps({"type": "error", "data": {
-                        "message": f"unknown message type {kind!r}", "code": "UNKNOWN_TYPE"}}).decode())
+                    shown = kind if isinstance(kind, str | None) else type(kind).__name__
+                    await ws.send_text(dumps_text({"type": "error", "data": {
+                        "message": f"unknown message type {shown!r}", "code": "UNKNOWN_TYPE"}}))
                     continue
-                await ws.send_text(orjson.dumps(out).decode())
+                await ws.send_text(dumps_text(out))
             except WebSocketDisconnect:
                 raise
             except Exception as exc:
-                await ws.send_text(orjson.dumps(_ws_error(exc)).decode())
+                await ws.send_text(dumps_text(_ws_error(exc)))
                 if isinstance(exc, Unavailable):
                     break  # as OpenEnv does at capacity: error frame, then close
     except WebSocketDisconnect:
         pass
     finally:
         if sid is not None:
-            await manager.close(sid)
+            await manager.close(sid, caller)
     with contextlib.suppress(RuntimeError, WebSocketDisconnect):
         await ws.close()
 
@@ -146,22 +172,24 @@ async def openenv_env_ws(ws: WebSocket, env: str) -> None:
     await _serve_ws(ws, env)
 
 
-async def _http_reset(hub: Hub, env: str | None, body: dict[str, Any]) -> dict[str, Any]:
-    return _reset_payload(await hub.manager.create(_reset_request(hub, env, body)))
+async def _http_reset(hub: Hub, env: str | None, body: dict[str, Any], caller: Caller) -> dict[str, Any]:
+    return _reset_payload(await hub.manager.create(_reset_request(hub, env, body), caller))
 
 
-async def _http_step(hub: Hub, env: str | None, body: dict[str, Any]) -> dict[str, Any]:
+async def _http_step(hub: Hub, env: str | None, body: dict[str, Any], caller: Caller) -> dict[str, Any]:
     action = body.get("action")
     if not isinstance(action, dict):
-        raise RequestError("body must be {'action': {'tool': NAME, 'arguments': {...}}, 'episode_id'?: ID}")
+        raise InvalidRequest("body must be {'action': {'tool': NAME, 'arguments': {...}}, 'episode_id'?: ID}")
     sid = body.get("episode_id")
+    if sid is not None and not isinstance(sid, str):
+        raise InvalidRequest(f"episode_id must be a string, not {type(sid).__name__}")
     if sid:
-        return await _step_or_submit(hub.manager, str(sid), action)
-    created = await hub.manager.create(_reset_request(hub, env, body))  # OpenEnv's stateless step
+        return await _step_or_submit(hub.manager, sid, action, caller)
+    created = await hub.manager.create(_reset_request(hub, env, body), caller)  # OpenEnv's stateless step
     try:
-        return await _step_or_submit(hub.manager, created.session_id, action)
+        return await _step_or_submit(hub.manager, created.session_id, action, caller)
     finally:
-        await hub.manager.close(created.session_id)
+        await hub.manager.close(created.session_id, caller)
 
 
 def _schema(hub: Hub, env: str | None) -> dict[str, Any]:
@@ -179,49 +207,52 @@ def _metadata(hub: Hub, env: str | None) -> dict[str, Any]:
 
 
 @router.post("/reset")
-async def openenv_reset(hub: HubDep, body: dict[str, Any] = Body(default_factory=dict)) -> dict[str, Any]:
-    return await _http_reset(hub, None, body)
+async def openenv_reset(hub: HubDep, caller: CallerDep,
+                        body: dict[str, Any] = Body(default_factory=dict)) -> dict[str, Any]:
+    return await _http_reset(hub, None, body, caller)
 
 
 @router.post("/envs/{env}/reset")
-async def openenv_env_reset(env: str, hub: HubDep, body: dict[str, Any] = Body(default_factory=dict)) -> dict:
-    return await _http_reset(hub, env, body)
+async def openenv_env_reset(env: str, hub: HubDep, caller: CallerDep,
+                            body: dict[str, Any] = Body(default_factory=dict)) -> dict:
+    return await _http_reset(hub, env, body, caller)
 
 
 @router.post("/step")
-async def openenv_step(hub: HubDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
-    return await _http_step(hub, None, body)
+async def openenv_step(hub: HubDep, caller: CallerDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    return await _http_step(hub, None, body, caller)
 
 
 @router.post("/envs/{env}/step")
-async def openenv_env_step(env: str, hub: HubDep, body: dict[str, Any] = Body(...)) -> dict[str, Any]:
-    return await _http_step(hub, env, body)
+async def openenv_env_step(env: str, hub: HubDep, caller: CallerDep,
+                           body: dict[str, Any] = Body(...)) -> dict[str, Any]:
+    return await _http_step(hub, env, body, caller)
 
 
 @router.get("/state")
-async def openenv_state(hub: HubDep, episode_id: str | None = None) -> dict[str, Any]:
+async def openenv_state(hub: HubDep, caller: CallerDep, episode_id: str | None = None) -> dict[str, Any]:
     if not episode_id:
         return {"episode_id": None, "step_count": 0}
-    st = hub.manager.state(episode_id)
+    st = hub.manager.state(episode_id, caller)
     return {"episode_id": st.session_id, "step_count": st.step_count, **st.model_dump(mode="json")}
 
 
-@router.get("/schema")
+@router.get("/schema", dependencies=READERS)
 async def openenv_schema(hub: HubDep) -> dict[str, Any]:
     return _schema(hub, None)
 
 
-@router.get("/envs/{env}/schema")
+@router.get("/envs/{env}/schema", dependencies=READERS)
 async def openenv_env_schema(env: str, hub: HubDep) -> dict[str, Any]:
     return _schema(hub, env)
 
 
-@router.get("/metadata")
+@router.get("/metadata", dependencies=READERS)
 async def openenv_metadata(hub: HubDep) -> dict[str, Any]:
     return _metadata(hub, None)
 
 
-@router.get("/envs/{env}/metadata")
+@router.get("/envs/{env}/metadata", dependencies=READERS)
 async def openenv_env_metadata(env: str, hub: HubDep) -> dict[str, Any]:
     return _metadata(hub, env)
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from fastapi import APIRouter, Query
 
+from envhub import harness
 from envhub.errors import NotFound
 from envhub.server.deps import HubDep
 from envhub.server.hub import Hub
-from envhub.spec import EnvInfo, EnvList, TaskInfo, TaskList, ValidationSummary
+from envhub.spec import EnvInfo, EnvList, HarnessStats, TaskInfo, TaskList, ValidationSummary
 from envhub.tasks.model import Task
 
 router = APIRouter(prefix="/v1", tags=["registry"])
@@ -27,7 +30,8 @@ def env_info(hub: Hub, name: str) -> EnvInfo:
     statuses = [hub.catalog.status(t) for t in tasks]
     return EnvInfo(name=name, description=family.description, task_count=len(tasks),
                    validated=statuses.count("validated"), rejected=statuses.count("rejected"),
-                   tools=family.tool_specs())
+                   tools=(specs := family.tool_specs()),
+                   harnesses=harness.support(name, {t.name for t in specs}))
 
 
 @router.get("/envs", response_model=EnvList)
@@ -55,4 +59,8 @@ async def get_task(task_id: str, hub: HubDep) -> TaskInfo:
     task = hub.catalog.get(task_id)
     if task.family not in hub.families:
         raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
-    return task_info(hub, task)
+    info = task_info(hub, task)
+    if hub.store is not None:
+        stats = await asyncio.to_thread(hub.store.by_harness, task_id=task.id)
+        info.by_harness = {h: HarnessStats(**r) for h, r in stats.items()}
+    return info

@@ -1,40 +1,40 @@
-"""`/v1/sessions`: reset, step, verify, state, close."""
+"""`/v1/sessions`: reset, step, verify, state, close; each acts as its caller (`envhub.server.auth`)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
-from envhub.server.deps import ManagerDep
+from envhub.server.deps import CallerDep, ManagerDep
 from envhub.spec import ResetRequest, SessionCreated, SessionState, StepRequest, StepResult, VerifyResult
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
 
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionCreated)
-async def create_session(req: ResetRequest, manager: ManagerDep) -> SessionCreated:
+async def create_session(req: ResetRequest, manager: ManagerDep, caller: CallerDep) -> SessionCreated:
     """Reset: start an episode of `env` on a task; answers 503 + Retry-After at capacity."""
-    return await manager.create(req)
+    return await manager.create(req, caller)
 
 
 @router.post("/{session_id}/step", response_model=StepResult)
-async def step(session_id: str, req: StepRequest, manager: ManagerDep) -> StepResult:
+async def step(session_id: str, req: StepRequest, manager: ManagerDep, caller: CallerDep) -> StepResult:
     """Run one tool call. A bad action is an `agent_error` observation here, not a 4xx."""
-    return await manager.step(session_id, req)
+    return await manager.step(session_id, req, caller)
 
 
 @router.post("/{session_id}/verify", response_model=VerifyResult)
-async def verify(session_id: str, manager: ManagerDep) -> VerifyResult:
+async def verify(session_id: str, manager: ManagerDep, caller: CallerDep) -> VerifyResult:
     """Freeze the episode and judge its final state (idempotent: a repeat returns the same verdict)."""
-    return await manager.verify(session_id)
+    return await manager.verify(session_id, caller)
 
 
 @router.get("/{session_id}", response_model=SessionState)
-async def get_session(session_id: str, manager: ManagerDep) -> SessionState:
-    return manager.state(session_id)
+async def get_session(session_id: str, manager: ManagerDep, caller: CallerDep) -> SessionState:
+    return manager.state(session_id, caller)
 
 
 @router.delete("/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
-async def close_session(session_id: str, manager: ManagerDep) -> Response:
-    """Close (idempotent: closing an unknown or closed session is fine)."""
-    await manager.close(session_id)
+async def close_session(session_id: str, manager: ManagerDep, caller: CallerDep) -> Response:
+    """Close (idempotent: closing an unknown or closed session, or another caller's, is a no-op 204)."""
+    await manager.close(session_id, caller)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

@@ -1,9 +1,17 @@
-// envhub registry browser: filter selects submit on change; step-by-step replay of a trajectory.
+// envhub registry browser: filter selects submit on change; copy buttons on snippets; step-by-step replay.
 // Plain JS, no dependencies; every page works without it.
 "use strict";
 document.addEventListener("DOMContentLoaded", () => {
   for (const sel of document.querySelectorAll("select.autosubmit")) {
     sel.addEventListener("change", () => sel.form && sel.form.submit());
+  }
+  for (const btn of document.querySelectorAll("button[data-copy]")) {
+    btn.hidden = !navigator.clipboard;  // copying needs a secure context; the text stays selectable
+    btn.addEventListener("click", (ev) => {
+      ev.preventDefault();  // inside <summary>: do not toggle the snippet
+      const code = btn.closest("details").querySelector("pre").textContent;
+      navigator.clipboard.writeText(code).then(() => { btn.textContent = "copied"; });
+    });
   }
   const list = document.getElementById("steps");
   const bar = document.getElementById("replay");

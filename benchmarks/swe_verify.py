@@ -1,0 +1,94 @@
+"""SWE verify time per language, and what the trusted harness costs.
+
+For one task per language (or `--task ...`), the gold state is judged by the production verifier
+(`VerifierRunner`: verifier sandbox, jailed build and tests, honeypots) `-n` times; the median
+seconds are printed per task. The jail's own cost is measured apart: `true` run `-n` times with
+and without the jail.
+
+    .venv/bin/python benchmarks/swe_verify.py [-n 3] [--task swe/go/lru-evict ...] [--json]
+
+Compare with an older checkout by running the same script with that checkout first on
+PYTHONPATH (`PYTHONPATH=/path/to/old .venv/bin/python benchmarks/swe_verify.py`): it measures
+whatever `verifiers/` and `envhub/` it imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from envhub.config import REPO_ROOT, get_settings
+from envhub.server.hub import make_backend
+from envhub.tasks.model import Task
+from envhub.verify.runner import VerifierRunner
+from environments.swe.repo import clone_base
+from verifiers import swe
+
+
+async def verify_gold(task: Task) -> tuple[float, float, str]:
+    settings = get_settings()
+    d = Path(tempfile.mkdtemp(prefix="bench-swe-", dir=settings.data_dir))
+    d.chmod(0o755)
+    try:
+        clone_base(task, d / "repo")
+        shutil.rmtree(d / "repo" / ".git")
+        swe.apply_patch(d / "repo", task.solution_dir / "gold.patch")
+        backend = make_backend(settings)
+        started = time.monotonic()
+        try:
+            result = await VerifierRunner(settings, backend).verify(task, d / "repo")
+        finally:
+            await backend.aclose()
+        return time.monotonic() - started, result.reward, result.failure_class.value
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def jail_cost(n: int) -> dict[str, float]:
+    """Median seconds of `true` in bash, with and without the jail ({} for code without one)."""
+    out: dict[str, float] = {}
+    if not hasattr(swe, "jail_available"):
+        return out
+    for label, jail in (("plain", None), ("jailed", ())):
+        if jail is not None and not swe.jail_available():
+            continue
+        times = []
+        for _ in range(n):
+            started = time.monotonic()
+            swe._shell("true", cwd=Path("/"), env=dict(swe.FIXED_ENV), timeout=30, jail=jail)
+            times.append(time.monotonic() - started)
+        out[label] = round(statistics.median(times), 4)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("-n", type=int, default=3)
+    ap.add_argument("--task", action="append", default=[])
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    ids = args.task or [f"swe/{d.name}/{sorted(x.name for x in d.iterdir())[0]}"
+                        for d in sorted((REPO_ROOT / "tasks" / "swe").iterdir())]
+    rows = []
+    for task_id in ids:
+        task = Task.load(REPO_ROOT / "tasks" / task_id)
+        runs = [asyncio.run(verify_gold(task)) for _ in range(args.n)]
+        rows.append({"task": task_id, "median_s": round(statistics.median(r[0] for r in runs), 2),
+                     "rewards": [r[1] for r in runs], "classes": sorted({r[2] for r in runs})})
+        if not args.json:
+            print(f"{task_id:40} {rows[-1]['median_s']:7.2f} s  rewards {rows[-1]['rewards']}", flush=True)
+    cost = jail_cost(max(5, args.n * 5))
+    if args.json:
+        print(json.dumps({"verify": rows, "jail_s": cost, "code": str(Path(swe.__file__).parent.parent)}))
+    else:
+        print(f"jail cost (median of `true`): {cost}   code: {Path(swe.__file__).parent.parent}")
+
+
+if __name__ == "__main__":
+    main()

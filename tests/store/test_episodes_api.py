@@ -1,0 +1,110 @@
+"""`/v1/episodes` over a real server and store, through both clients; the client's own docstring."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import envhub.client
+from envhub.client import AsyncEnvClient, EnvClient
+from envhub.config import REPO_ROOT
+from envhub.errors import NotFound
+from tests.conftest import LiveServer
+from tests.store.conftest import echo_settings
+from tests.web.conftest import wait_recorded
+
+
+@pytest.fixture
+def recorded_server(data_dir: Path):
+    """An echo server with its own store, holding three finished episodes under two policies."""
+    with LiveServer(echo_settings(data_dir)) as server, EnvClient(server.url) as client:
+        ids = {}
+        for name, policy, messages in (("p1-ok", "p1", ["hello", "done"]), ("p1-wrong", "p1", ["nope"]),
+                                       ("p2-ok", "p2", ["done"])):
+            with client.session("echo", task_id="echo/say-done", policy_version=policy) as s:
+                for m in messages:
+                    s.step("echo", message=m)
+                s.verify()
+            ids[name] = (s.id, len(messages))
+        for sid, steps in ids.values():
+            wait_recorded(echo_settings(data_dir).store_url, sid, steps=steps)
+        yield server, {k: v[0] for k, v in ids.items()}
+
+
+def test_episodes_filter_and_carry_the_trajectory(recorded_server) -> None:
+    server, ids = recorded_server
+    with EnvClient(server.url) as client:
+        everything = client.episodes()
+        assert everything["total"] == 3 and {e["id"] for e in everything["episodes"]} == set(ids.values())
+        p1 = client.episodes(policy_version="p1")
+        assert p1["total"] == 2 and {e["id"] for e in p1["episodes"]} == {ids["p1-ok"], ids["p1-wrong"]}
+        assert client.episodes(policy_version="p1", failure_class="ok")["total"] == 2  # a wrong answer is `ok`, 0
+        assert client.episodes(env="echo", task_id="echo/say-done", harness="plain")["total"] == 3
+        assert client.episodes(harness="nosuch")["total"] == 0
+        assert client.episodes(env="terminal")["total"] == 0
+        assert len(client.episodes(limit=1)["episodes"]) == 1
+
+        detail = client.episode(ids["p1-ok"])
+        assert detail["policy_version"] == "p1" and detail["reward"] == 1.0 and detail["failure_class"] == "ok"
+        assert [(s["tool"], s["arguments"]) for s in detail["steps"]] == [
+            ("echo", {"message": "hello"}), ("echo", {"message": "done"})]
+        assert detail["steps"][1]["observation"] == "done" and detail["steps_total"] == 2
+        assert detail["checks"] and all(c["passed"] for c in detail["checks"])
+        assert client.episode(ids["p1-wrong"])["reward"] == 0.0
+        page = client.episode(ids["p1-ok"], step_offset=1, step_limit=1)
+        assert [s["step"] for s in page["steps"]] == [2] and page["steps_total"] == 2
+        with pytest.raises(NotFound, match="no episode"):
+            client.episode("nosuch")
+
+
+def test_cli_episodes_filters_by_policy(recorded_server, data_dir: Path) -> None:
+    """`envhub episodes` reads the same store, with the same filters, and says which store it read."""
+    _, ids = recorded_server
+    env = {**os.environ, "ENVHUB_DATA_DIR": str(data_dir), "ENVHUB_TASKS_DIR": str(REPO_ROOT / "tasks")}
+    run = [sys.executable, "-m", "envhub.cli", "episodes"]
+    listed = subprocess.run([*run, "--policy", "p2", "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert [e["id"] for e in json.loads(listed.stdout)["episodes"]] == [ids["p2-ok"]], listed.stderr
+    table = subprocess.run([*run, "--harness", "plain"], env={**env, "COLUMNS": "80"}, capture_output=True,
+                           text=True, timeout=60)
+    assert "3 of 3 episodes" in table.stdout and str(echo_settings(data_dir).store_path) in table.stdout
+    rows = [line.split() for line in table.stdout.splitlines() if "echo/say-done" in line]
+    assert {word for row in rows for word in row} >= set(ids.values())  # ids whole at 80 columns
+
+
+def test_async_client_lists_tasks_and_episodes(recorded_server) -> None:
+    server, ids = recorded_server
+
+    async def main() -> tuple[list, dict, dict]:
+        async with AsyncEnvClient(server.url) as client:
+            return (await client.tasks(env="echo"), await client.episodes(policy_version="p2"),
+                    await client.episode(ids["p2-ok"]))
+
+    tasks, p2, detail = asyncio.run(main())
+    assert [t["id"] for t in tasks] == ["echo/say-done"]
+    assert [e["id"] for e in p2["episodes"]] == [ids["p2-ok"]]
+    assert [s["arguments"] for s in detail["steps"]] == [{"message": "done"}]
+
+
+def test_episodes_route_without_a_store_says_so(data_dir: Path) -> None:
+    with LiveServer(echo_settings(data_dir, store_enabled=False)) as server, EnvClient(server.url) as client:
+        with pytest.raises(NotFound, match="records no episodes"):
+            client.episodes()
+
+
+def test_the_client_docstring_example_solves_its_task(live_server) -> None:
+    """The example a new user copies first names a real task and earns the full reward."""
+    code = re.search(r"\n((?:    .*\n)+)", envhub.client.__doc__ or "").group(1)  # type: ignore[union-attr]
+    code = "\n".join(line[4:] for line in code.splitlines()).replace("http://127.0.0.1:8000", live_server.url)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(code, {"EnvClient": EnvClient})  # noqa: S102 - our own docstring
+    assert out.getvalue().strip() == "1.0"
