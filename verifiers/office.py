@@ -24,6 +24,7 @@ from verifiers import STATE
 from verifiers.office_safe import UnsafeDocument, open_docx, open_pdf, open_pptx, open_xlsx
 
 RECALC_DIR = ".envhub/recalc"
+PERTURBED_DIR = ".envhub/perturbed"
 JUDGE_FILE = ".envhub/judge.json"
 
 
@@ -73,6 +74,17 @@ def values(rel: str, root: Path | None = None) -> Any:
     assert not entry.get("error"), f"{rel} could not be recalculated: {entry['error']}"
     assert entry.get("sha256") == sha256(rel, root), f"the recalculated copy of {rel} does not match the file"
     return _open(open_xlsx, f"{RECALC_DIR}/{rel}", base, data_only=True)
+
+
+def perturbed(rel: str, root: Path | None = None) -> Any:
+    """The agent's workbook recalculated after the task's inputs were perturbed (liveness by recalculation)."""
+    base = root or STATE
+    values(rel, root)  # the same manifest and hash guards
+    entry = json.loads((base / RECALC_DIR / "manifest.json").read_text())[rel]
+    assert not entry.get("perturb_error"), \
+        f"{rel} could not be recalculated with changed inputs: {entry['perturb_error']}"
+    assert (base / PERTURBED_DIR / rel).is_file(), f"{rel} was not recalculated with changed inputs at export"
+    return _open(open_xlsx, f"{PERTURBED_DIR}/{rel}", base, data_only=True)
 
 
 def sha256(rel: str, root: Path | None = None) -> str:

@@ -389,6 +389,8 @@ class SessionManager:
         state = session.workdir / "final-state"
         try:
             await asyncio.wait_for(session.env.export_state(state), timeout=task.config.limits.verify_timeout_s)
+        except AgentTimeout as e:  # the agent's own output ran a tool past its limit (e.g. a recalculation bomb)
+            return verdict(task, failure=FailureClass.agent_timeout, detail=e.detail)
         except (TimeoutError, EnvError, OSError) as e:
             detail = e.detail if isinstance(e, EnvError) else f"exporting the final state failed: {e!r}"
             return verdict(task, failure=FailureClass.env_error, detail=detail)

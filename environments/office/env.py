@@ -2,7 +2,7 @@
 
 State is a folder on the host (`ctx.workdir/workspace`, a copy of the task's `state/`); tools are
 Python functions in the server process, run in a worker thread so the event loop never blocks.
-One warm LibreOffice per server recalculates workbooks and exports PDFs (see `lo.py`).
+A pool of warm LibreOffice workers per server recalculates workbooks and exports PDFs (see `lo.py`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from envhub.tools import Tool
 from environments.office import export, judge
-from environments.office.lo import LibreOffice
+from environments.office.lo import OfficePool
 from environments.office.mutators import MUTATORS
 from environments.office.tools import TOOLS, Tools
 from environments.office.workspace import Workspace
@@ -56,11 +56,11 @@ class OfficeEnvironment(Environment):
         if self.task is None:
             raise EnvError("environment was not reset")
         await asyncio.to_thread(export.copy_workspace, self.ws.root, dest)
-        await asyncio.to_thread(export.refresh_recalc, dest, self.family.office())
+        await asyncio.to_thread(export.refresh_recalc, dest, self.family.office(),
+                                self.task.config.metadata.get("perturb"))
         settings = self.ctx.settings
-        rubric_p = self.task.tests_dir / "rubric.json"
-        if settings.judge_url and rubric_p.is_file():
-            rubric = json.loads(rubric_p.read_text())
+        rubric = judge.rubric_for(self.task.config.metadata.get("task_type"))
+        if settings.judge_url and rubric:
             files = [dest / f for f in self.task.config.metadata.get("deliverables", [])]
             scores = await asyncio.to_thread(judge.judge, settings.judge_url, settings.judge_model,
                                              self.task.prompt, rubric, files)
@@ -86,17 +86,19 @@ class OfficeFamily(Family):
                  "data.py", "workspace.py")
 
     def __init__(self) -> None:
-        self._office: LibreOffice | None = None
+        self._office: OfficePool | None = None
         self._root: Path | None = None
 
     def setup(self, settings: Settings) -> None:
         self._root = settings.data_dir / "office"
 
-    def office(self) -> LibreOffice:
-        """The server's one warm LibreOffice, started on first use."""
+    def office(self) -> OfficePool:
+        """The server's pool of warm offices (each started on first need)."""
         if self._office is None:
             root = self._root or Path(os.environ.get("ENVHUB_OFFICE_LO_DIR", "/tmp/envhub-office-lo"))
-            self._office = LibreOffice(root, deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")))
+            self._office = OfficePool(root, size=int(os.environ.get("ENVHUB_OFFICE_LO_WORKERS", "2")),
+                                      deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")),
+                                      memory_mb=int(os.environ.get("ENVHUB_OFFICE_LO_MEMORY_MB", "4096")))
         return self._office
 
     async def shutdown(self) -> None:

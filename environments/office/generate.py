@@ -4,7 +4,7 @@
 
 Each task folder gets `task.yaml` (seed, industry, task type and language in `metadata`),
 `prompt.md`, `state/` (the starting documents), `tests/` (the task type's verifier from
-`checks/`, the shared checks, `expected.json`, and `rubric.json` for open-ended types) and
+`checks/`, the shared checks and `expected.json`; the judge's rubric is per type, in `judge.py`) and
 `solution/actions.json` (the oracle, as tool calls). The same seed gives the same tasks; a
 different seed gives fresh instances. Data comes only from packages installed here (Faker,
 statsmodels, scikit-learn); PDFs are made with the local LibreOffice.
@@ -67,8 +67,6 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
     (tests / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1), encoding="utf-8")
     body = (CHECKS / f"{ttype.lower()}_{slug}.py").read_text() + "\n" + (CHECKS / "_common.py").read_text()
     (tests / f"test_{slug}.py").write_text(body)
-    if built.rubric:
-        (tests / "rubric.json").write_text(json.dumps(built.rubric, ensure_ascii=False, indent=1), encoding="utf-8")
     (task_dir / "solution").mkdir()
     (task_dir / "solution" / "actions.json").write_text(json.dumps(built.actions, ensure_ascii=False, indent=1),
                                                         encoding="utf-8")
@@ -81,7 +79,8 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
         "metadata": {"industry": industry, "industry_name": INDUSTRIES[industry].name, "task_type": ttype,
                      "task_type_name": type_name, "language": lang, "seed": seed,
                      "generator": "environments.office.generate", "deliverables": built.deliverables,
-                     "inputs": built.inputs, "mutate": built.mutate},
+                     "inputs": built.inputs, "mutate": built.mutate}
+        | ({"perturb": built.perturb} if built.perturb else {}),
     }
     (task_dir / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return task_dir

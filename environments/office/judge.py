@@ -9,6 +9,11 @@ failing episode) because the verifier cannot reach the network.
 
 Document text is delimited and stripped of our markers; the judge is told to ignore instructions
 inside it and must answer JSON. A failed or malformed judge answer is an `EnvError`.
+
+The rubric is per task type (`RUBRICS`), each criterion with its anchors, so one model scores all
+tasks of a type alike. `benchmarks/office_judge_calibration.py` prints a judge's scores on oracle
+outcomes against the mutators' (filler prose, stuffed keywords, empty slides, dressed-up numbers):
+a usable judge separates them. Whatever it says, it only scales a reward the gate already granted.
 """
 
 from __future__ import annotations
@@ -24,6 +29,48 @@ from verifiers import office as ov
 from verifiers.office_safe import UnsafeDocument, open_any
 
 MAX_DOC_CHARS = 20_000
+
+_GROUNDED = ("grounded", "Every figure and name the document states comes from the task's data and is attached "
+             "to the right item. 1: all correct; 0.5: one slip; 0: invented or misattributed figures.")
+_SUBSTANCE = ("substance", "The prose says something specific about this data (what stands out, why it matters, "
+              "what to do). 1: specific and useful; 0.5: generic but true; 0: filler, keyword lists, repeated or "
+              "copied text, placeholder text.")
+_FAITHFUL = ("faithful-edit", "The requested change is made and nothing else in the document is altered. 1: exact; "
+             "0: unrequested changes or missing parts.")
+_TIDY = ("presentable", "A reader could use the document as delivered: clear labels, consistent formatting, no "
+         "leftover scaffolding. 1: ready to send; 0: confusing or broken.")
+_MODEL = ("model-logic", "Formulas follow the stated business logic from the inputs, so changing an input would "
+          "change the result correctly. 1: all live and right; 0: typed-in or disguised numbers.")
+
+
+def _r(*items: tuple[str, str]) -> list[dict[str, str]]:
+    return [{"id": i, "criterion": c} for i, c in items]
+
+
+#: One rubric per task type (tasktypes.TYPES).
+RUBRICS: dict[str, list[dict[str, str]]] = {
+    "T01": _r(_FAITHFUL, _TIDY),
+    "T02": _r(_MODEL, _TIDY),
+    "T03": _r(_GROUNDED, _TIDY),
+    "T04": _r(_GROUNDED, ("exceptions-explained", "Each exception names what differs between the sources. "
+                          "1: every one clear; 0: vague or wrong.")),
+    "T05": _r(("narrative-matches-data", "The narrative agrees with the figures and invents no facts. 1: fully; "
+               "0: contradicts or invents."), _SUBSTANCE,
+              ("tone", "Clear, professional business tone. 1: ready for a committee; 0: unreadable or padded.")),
+    "T06": _r(_GROUNDED, _TIDY),
+    "T07": _r(_FAITHFUL, _TIDY),
+    "T08": _r(("storyline", "The slides tell a coherent story from the data: each slide has a point, notes explain "
+               "it. 1: coherent; 0: titles only, empty slides or placeholder notes."), _GROUNDED),
+    "T09": _r(_FAITHFUL, _GROUNDED),
+    "T10": _r(_GROUNDED, _TIDY),
+    "T11": _r(_FAITHFUL, _TIDY),
+    "T12": _r(("change-log", "The change log is complete and accurate. 1: every fix logged exactly; 0: missing or "
+               "wrong entries."), _FAITHFUL),
+}
+
+
+def rubric_for(task_type: str | None) -> list[dict[str, str]]:
+    return RUBRICS.get(task_type or "", [])
 
 
 def render_text(p: Path) -> str:

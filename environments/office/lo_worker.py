@@ -4,6 +4,7 @@ It starts one headless soffice with its own profile, connects over a private pip
 JSON requests, one per stdin line, answering one JSON line each on stdout:
 
     {"op": "recalc", "src": "/abs/in.xlsx", "dest": "/abs/out.xlsx"}   recalculate, save as xlsx
+    {"op": "recalc", ..., "set": {"Inputs!B2": 7.5}}                    set input cells first (liveness)
     {"op": "pdf", "src": "/abs/in.docx", "dest": "/abs/out.pdf"}       export to PDF
     {"op": "ping"}
 
@@ -99,6 +100,11 @@ def handle(desktop, req):
         raise ValueError("LibreOffice could not open %s" % os.path.basename(src))
     try:
         if op == "recalc":
+            for ref, value in (req.get("set") or {}).items():
+                sheet, cell = ref.rsplit("!", 1)
+                if not doc.getSheets().hasByName(sheet):
+                    raise ValueError("no sheet %r to perturb" % sheet)
+                doc.getSheets().getByName(sheet).getCellRangeByName(cell).setValue(float(value))
             doc.calculateAll()
             doc.storeToURL(uno.systemPathToFileUrl(dest), props(FilterName="Calc Office Open XML"))
         elif op == "pdf":

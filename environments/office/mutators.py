@@ -38,8 +38,8 @@ def _deliverable(task: Task, state: Path) -> Path | None:
     return p if p is not None and p.is_file() else None
 
 
-def _recalc(state: Path) -> None:
-    refresh_recalc(state, lo.shared())
+def _recalc(task: Task, state: Path) -> None:
+    refresh_recalc(state, lo.shared(), _meta(task).get("perturb"))
 
 
 def _bump(s: str) -> str:
@@ -68,7 +68,7 @@ def change_number(task: Task, state: Path) -> bool:
         else:
             return False
         wb.save(p)
-        _recalc(state)
+        _recalc(task, state)
         return True
     if hint.get("chart") and p.suffix == ".pptx":
         prs = pptx.Presentation(str(p))
@@ -139,8 +139,67 @@ def formula_to_value(task: Task, state: Path) -> bool:
         return False
     cell.value = value
     wb.save(p)
-    _recalc(state)
+    _recalc(task, state)
     return True
+
+
+# --- numbers dressed as formulas (issue 11 item 3): each keeps today's value, none is live --------
+
+_REF = re.compile(r"(?:'?([^'!=()*+]+)'?!)?\$?([A-Z]{1,3})\$?(\d+)")
+
+
+def _dress(task: Task, state: Path, which: str, make: Callable[[str, float, Any], str | None]) -> bool:
+    """Replace the hinted live formula by `make(formula, value, wb_values)`, keeping the value."""
+    hint = _meta(task).get("mutate", {}).get(which)
+    if not hint or not _meta(task).get("perturb"):
+        return False
+    p, recalc = state / hint["file"], state / RECALC / hint["file"]
+    if not p.is_file() or not recalc.is_file():
+        return False
+    vals = openpyxl.load_workbook(recalc, data_only=True)
+    value = vals[hint["sheet"]][hint["cell"]].value
+    wb = openpyxl.load_workbook(p)
+    cell = wb[hint["sheet"]][hint["cell"]]
+    if cell.data_type != "f" or not isinstance(value, int | float):
+        return False
+    new = make(str(cell.value), float(value), vals)
+    if new is None:
+        return False
+    cell.value = new
+    wb.save(p)
+    _recalc(task, state)
+    return True
+
+
+def _first_ref(formula: str, default_sheet: str, vals: Any) -> tuple[str, float] | None:
+    for m in _REF.finditer(formula):
+        sheet = m.group(1) or default_sheet
+        if sheet in vals.sheetnames:
+            v = vals[sheet][f"{m.group(2)}{m.group(3)}"].value
+            if isinstance(v, int | float):
+                return m.group(0), float(v)
+    return None
+
+
+def times_zero(task: Task, state: Path) -> bool:
+    """`=Inputs!B2*0+3504.64`: a reference multiplied away, the answer typed in."""
+    def make(f: str, v: float, vals: Any) -> str | None:
+        ref = _first_ref(f, _meta(task)["mutate"]["number"]["sheet"], vals)
+        return f"={ref[0]}*0+{v:.2f}" if ref else None
+    return _dress(task, state, "number", make)
+
+
+def sum_of_zero(task: Task, state: Path) -> bool:
+    """`=SUM(0)+52689.53`: a formula with no inputs at all."""
+    return _dress(task, state, "formula", lambda f, v, vals: f"=SUM(0)+{v:.2f}")
+
+
+def constant_added(task: Task, state: Path) -> bool:
+    """`=Inputs!B2+3490.64`: a real reference plus the constant that makes today's value come out."""
+    def make(f: str, v: float, vals: Any) -> str | None:
+        ref = _first_ref(f, _meta(task)["mutate"]["number"]["sheet"], vals)
+        return f"={ref[0]}+{v - ref[1]:.4f}" if ref else None
+    return _dress(task, state, "number", make)
 
 
 def delete_section(task: Task, state: Path) -> bool:
@@ -189,7 +248,7 @@ def delete_section(task: Task, state: Path) -> bool:
             return False
         wb.remove(wb[hint["sheet"]])
         wb.save(p)
-        _recalc(state)
+        _recalc(task, state)
         return True
     if p.suffix == ".pdf":
         r = pypdf.PdfReader(str(p))
@@ -200,6 +259,130 @@ def delete_section(task: Task, state: Path) -> bool:
         w.write(str(p))
         return True
     return False
+
+
+# --- prose that does no work (issue 21): each keeps titles, figures and word counts ------------
+
+LOREM = ("lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod tempor incididunt ut labore et "
+         "dolore magna aliqua enim ad minim veniam quis nostrud exercitation ullamco laboris nisi aliquip ex ea "
+         "commodo consequat").split()
+
+
+def _section_paras(d: Any, heading: str) -> list[Any]:
+    """Body paragraphs under `heading` up to the next heading."""
+    out, inside = [], False
+    for q in d.paragraphs:
+        is_head = q.style is not None and q.style.name.startswith(("Heading", "Title"))
+        if inside and is_head:
+            break
+        if inside and q.text.strip():
+            out.append(q)
+        inside = inside or (is_head and q.text.strip() == heading)
+    return out
+
+
+def _set_text(par: Any, text: str) -> None:
+    if par.runs:
+        par.runs[0].text = text
+        for r in par.runs[1:]:
+            r.text = ""
+    else:
+        par.add_run(text)
+
+
+def _prose(task: Task, state: Path) -> tuple[Path, Any, list[str]] | None:
+    hint = _meta(task).get("mutate", {}).get("prose")
+    if not hint or not (state / hint["file"]).is_file():
+        return None
+    return state / hint["file"], docx.Document(str(state / hint["file"])), list(hint["headings"])
+
+
+def filler_prose(task: Task, state: Path) -> bool:
+    """Lorem ipsum under the prose headings, keeping every figure and capitalised name in place."""
+    got = _prose(task, state)
+    if got is None:
+        return False
+    p, d, heads = got
+    n = 0
+
+    def lorem(m: re.Match[str]) -> str:
+        nonlocal n
+        n += 1
+        return LOREM[(n - 1) % len(LOREM)]
+    for h in heads:
+        for par in _section_paras(d, h):
+            _set_text(par, re.sub(r"\b(?:[a-z]+|[\uac00-\ud7a3]+)\b", lorem, par.text))
+    d.save(str(p))
+    return n > 0
+
+
+def stuff_visible(task: Task, state: Path) -> bool:
+    """A visible paragraph of the prompt's keywords added under the first prose heading."""
+    got = _prose(task, state)
+    if got is None:
+        return False
+    p, d, heads = got
+    paras = _section_paras(d, heads[0])
+    if not paras:
+        return False
+    words = " ".join(sorted(set(re.findall(r"\w+", task.prompt)), key=str.lower))[:3000]
+    new = paras[-1].insert_paragraph_before(words)
+    paras[-1]._p.addnext(new._p)  # after the section's last paragraph
+    d.save(str(p))
+    return True
+
+
+def copy_section(task: Task, state: Path) -> bool:
+    """The first prose section's text pasted under the other prose headings instead of their own."""
+    got = _prose(task, state)
+    if got is None or len(got[2]) < 2:
+        return False
+    p, d, heads = got
+    source = "\n".join(q.text for q in _section_paras(d, heads[0]))
+    for h in heads[1:]:
+        paras = _section_paras(d, h)
+        if not paras:
+            return False
+        _set_text(paras[0], source)
+        for q in paras[1:]:
+            _set_text(q, "")
+    d.save(str(p))
+    return True
+
+
+# --- decks that do no work (issue 21) -------------------------------------------------------------
+
+def _deck_hint(task: Task, state: Path) -> Path | None:
+    hint = _meta(task).get("mutate", {}).get("slides")
+    return state / hint["file"] if hint and (state / hint["file"]).is_file() else None
+
+
+def empty_slides(task: Task, state: Path) -> bool:
+    """Content slides keep their titles and lose their body (charts and tables stay, so only emptiness shows)."""
+    p = _deck_hint(task, state)
+    if p is None:
+        return False
+    prs = pptx.Presentation(str(p))
+    n = 0
+    for s in list(prs.slides)[1:]:
+        for sh in list(s.shapes):
+            if sh.has_text_frame and sh != s.shapes.title and not getattr(sh, "has_chart", False):
+                sh._element.getparent().remove(sh._element)
+                n += 1
+    prs.save(str(p))
+    return n > 0
+
+
+def dot_notes(task: Task, state: Path) -> bool:
+    """Every slide's speaker notes become "."."""
+    p = _deck_hint(task, state)
+    if p is None:
+        return False
+    prs = pptx.Presentation(str(p))
+    for s in prs.slides:
+        s.notes_slide.notes_text_frame.text = "."
+    prs.save(str(p))
+    return True
 
 
 def reorder(task: Task, state: Path) -> bool:
@@ -250,7 +433,7 @@ def stuff_keywords(task: Task, state: Path) -> bool:
         ws["A1"] = words
         ws.sheet_state = "hidden"
         wb.save(p)
-        _recalc(state)
+        _recalc(task, state)
     elif p.suffix == ".pdf":
         r = pypdf.PdfReader(str(p))
         w = pypdf.PdfWriter(clone_from=r)
@@ -283,7 +466,7 @@ def corrupt_zip(task: Task, state: Path) -> bool:
     else:
         p.write_bytes(data[: len(data) // 3])
     if p.suffix == ".xlsx":
-        _recalc(state)
+        _recalc(task, state)
     return True
 
 
@@ -302,16 +485,24 @@ def wrong_type(task: Task, state: Path) -> bool:
         wb.save(tmp)
     shutil.move(tmp, p)
     if p.suffix == ".xlsx":
-        _recalc(state)
+        _recalc(task, state)
     return True
 
 
 MUTATORS: dict[str, Callable[[Task, Path], bool]] = {
     "change_number": change_number,
     "formula_to_value": formula_to_value,
+    "times_zero": times_zero,
+    "sum_of_zero": sum_of_zero,
+    "constant_added": constant_added,
     "delete_section": delete_section,
     "reorder": reorder,
     "stuff_keywords": stuff_keywords,
+    "filler_prose": filler_prose,
+    "stuff_visible": stuff_visible,
+    "copy_section": copy_section,
+    "empty_slides": empty_slides,
+    "dot_notes": dot_notes,
     "corrupt_zip": corrupt_zip,
     "wrong_type": wrong_type,
 }

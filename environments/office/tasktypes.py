@@ -84,8 +84,9 @@ class Built:
     deliverables: list[str]
     inputs: list[str] = field(default_factory=list)
     mutate: dict[str, Any] = field(default_factory=dict)
-    rubric: list[dict[str, str]] = field(default_factory=list)
     difficulty: str = "medium"
+    #: {workbook: {"Sheet!A1": number}}: inputs export changes in a recalculated copy (liveness).
+    perturb: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def money(v: float) -> str:
@@ -195,6 +196,14 @@ def t02_model(c: Ctx) -> Built:
         cells[f"B{r}"] = f"=Inputs!B{r}*Inputs!C{r}*(1+Inputs!$F$1)"
     cells[f"A{last + 1}"] = "Total"
     cells[f"B{last + 1}"] = f"=SUM(B2:B{last})"
+    # Liveness: every input changes at once (so a constant added to a reference, or any input
+    # left out, shows) and the model must follow: cost = quantity × unit cost × (1 + rate).
+    qty2 = [q + 3 + i for i, q in enumerate(qty)]
+    unit2 = [round(u * 1.5 + 7.25, 2) for u in unit]
+    rate2 = round(rate + 0.05, 3)
+    perturb = {"Inputs!F1": rate2} | {f"Inputs!B{i + 2}": qty2[i] for i in range(n)} | \
+        {f"Inputs!C{i + 2}": unit2[i] for i in range(n)}
+    costs2 = [round(qty2[i] * unit2[i] * (1 + rate2), 2) for i in range(n)]
     prompt = c.t(
         f"`model.xlsx` has an `Inputs` sheet: items in A2:A{last}, quantities in B, unit costs in C, and a "
         f"{c.amount().lower()} uplift rate in F1. Add a sheet `Model` with headers Item (A1) and Cost (B1); for each "
@@ -209,7 +218,8 @@ def t02_model(c: Ctx) -> Built:
         title=c.t(f"Cost model with live formulas ({c.ind.name})", f"수식 기반 원가 모델 ({c.ind.name_ko})"),
         prompt=prompt,
         expected={"file": "model.xlsx", "n": n, "costs": expected_rows, "total": total, "items": items,
-                  "inputs": rows},
+                  "inputs": rows, "perturbed": {"costs": costs2, "total": round(sum(costs2), 2)}},
+        perturb={"model.xlsx": perturb},
         actions=[call("xlsx_write", path="model.xlsx", sheet="Model", cells=cells)],
         deliverables=["model.xlsx"],
         mutate={"number": {"file": "model.xlsx", "sheet": "Model", "cell": "B2"},
@@ -313,21 +323,24 @@ def t05_report(c: Ctx) -> Built:
         f"{len(recs)}건의 {c.entity()} 전체 {c.amount()}은(는) {money(grand)}입니다. 가장 큰 카테고리는 {top}(으)로 "
         f"{money(tot[top])}입니다.")
     recs_txt = c.t(
-        f"Focus review on {top}, which drives the largest share of {c.amount().lower()}. Monitor the smaller "
-        "categories monthly and report material changes to the committee.",
-        f"{c.amount()} 비중이 가장 큰 {top}에 검토를 집중하고, 나머지 카테고리는 매월 점검하여 중요한 변동을 위원회에 "
-        "보고할 것을 권고합니다.")
+        f"Focus review on {top}, which drives the largest share of {c.amount().lower()} at {money(tot[top])}. "
+        "Monitor the smaller categories monthly and report material changes to the committee.",
+        f"{c.amount()} 비중이 가장 큰 {top}({money(tot[top])})에 검토를 집중하고, 나머지 카테고리는 매월 점검하여 "
+        "중요한 변동을 위원회에 보고할 것을 권고합니다.")
     table = [["Category", "Total"]] + [[k, money(v)] for k, v in tot.items()]
     prompt = c.t(
         f"Using `data.xlsx`, write `report.docx`: a title \"{title}\" (Title style), then three Heading 1 sections "
         f"in this order: {h[0]}, {h[1]}, {h[2]}. {h[0]} states the grand total {c.amount().lower()} (formatted like "
         "1,234.56). Key Figures contains a table with header row Category, Total and one row per category "
         "(alphabetical) with its total formatted like 1,234.56. Recommendations gives at least one concrete "
-        "recommendation. Every section must have body text; keep the document between 60 and 1500 words.",
+        "recommendation that names the category it concerns and, in the same sentence, that category's total. "
+        "Every section must have body text of its own, written as prose; keep the document between 60 and 1500 "
+        "words.",
         f"`data.xlsx`를 이용해 `report.docx`를 작성하십시오. 제목 \"{title}\"(Title 스타일) 다음에 Heading 1 섹션 세 개를 "
         f"이 순서로 두십시오: {h[0]}, {h[1]}, {h[2]}. {h[0]}에는 전체 {c.amount()} 합계를 1,234.56 형식으로 적으십시오. "
         f"{h[1]}에는 머리글 행이 Category, Total 인 표를 넣고 카테고리별(문자 순) 합계를 1,234.56 형식으로 한 행씩 넣으십시오. "
-        f"{h[2]}에는 구체적인 권고를 하나 이상 적으십시오. 모든 섹션에 본문이 있어야 하며 문서는 60~1500 단어로 하십시오.")
+        f"{h[2]}에는 대상 카테고리와 그 카테고리의 합계를 같은 문장에 밝힌 구체적인 권고를 하나 이상 적으십시오. 모든 섹션에 "
+        "각자의 본문(문장으로 쓴 글)이 있어야 하며 문서는 60~1500 단어로 하십시오.")
     blocks = [{"type": "heading", "text": title, "level": 0}, {"type": "heading", "text": h[0], "level": 1},
               {"type": "paragraph", "text": summary}, {"type": "heading", "text": h[1], "level": 1},
               {"type": "paragraph", "text": c.t("Totals by category:", "카테고리별 합계:")},
@@ -337,13 +350,12 @@ def t05_report(c: Ctx) -> Built:
         title=c.t(f"Write a {c.amount().lower()} report ({c.ind.name})", f"{c.amount()} 보고서 작성 ({c.ind.name_ko})"),
         prompt=prompt,
         expected={"file": "report.docx", "title": title, "headings": h, "totals": tot, "grand": grand,
-                  "min_words": 60, "max_words": 1500},
+                  "min_words": 60, "max_words": 1500, "language": c.lang, "prompt": prompt},
         actions=[call("docx_write", path="report.docx", blocks=blocks)], deliverables=["report.docx"],
         inputs=["data.xlsx"],
         mutate={"number": {"file": "report.docx", "find": money(next(iter(tot.values())))},
-                "section": {"file": "report.docx", "heading": h[2]}, "reorder": {"heading": h[0]}},
-        rubric=[{"id": "narrative-matches-data", "criterion": "The narrative agrees with the figures and invents no "
-                 "facts."}, {"id": "tone", "criterion": "Clear, professional business tone."}])
+                "section": {"file": "report.docx", "heading": h[2]}, "reorder": {"heading": h[0]},
+                "prose": {"file": "report.docx", "headings": [h[0], h[2]]}})
 
 
 # --- T6 template fill / mail merge ------------------------------------------------------------
@@ -454,30 +466,38 @@ def t08_deck(c: Ctx) -> Built:
     titles = [c.t(f"{c.industry()} Review", f"{c.industry()} 리뷰"), c.t("Highlights", "주요 내용"),
               c.t(f"{c.amount()} by Category", f"카테고리별 {c.amount()}"), c.t("Next Steps", "향후 계획")]
     top = max(tot, key=tot.get)
+    company = c.fake.company()
+    # Notes speak to their own slide (its title, names or figures), as the deck checks require.
     slides = [
-        {"layout": "title", "title": titles[0], "subtitle": c.fake.company(), "notes": c.t("Opening.", "시작 인사.")},
+        {"layout": "title", "title": titles[0], "subtitle": company,
+         "notes": c.t(f"Welcome: this is the {titles[0]} for {company}.", f"{company}의 {titles[0]} 발표를 시작합니다.")},
         {"title": titles[1], "bullets": [c.t(f"{len(recs)} {c.entity()}s analysed", f"{c.entity()} {len(recs)}건 분석"),
                                          c.t(f"Largest category: {top}", f"최대 카테고리: {top}")],
-         "notes": c.t("Key messages.", "핵심 메시지.")},
+         "notes": c.t(f"We analysed {len(recs)} {c.entity()}s and {top} is the largest category.",
+                      f"{c.entity()} {len(recs)}건을 분석했고 최대 카테고리는 {top} 입니다.")},
         {"title": titles[2], "chart": {"type": "column", "categories": list(tot),
                                        "series": [{"name": c.amount(), "values": list(tot.values())}]},
-         "notes": c.t("Totals per category from data.xlsx.", "data.xlsx 기준 카테고리별 합계.")},
+         "notes": c.t(f"The chart shows the totals per category from data.xlsx; {top} leads with {money(tot[top])}.",
+                      f"차트는 data.xlsx 기준 카테고리별 합계이며 {top} 이(가) {money(tot[top])}(으)로 가장 큽니다.")},
         {"title": titles[3], "bullets": [c.t(f"Deep-dive on {top}", f"{top} 심층 분석")],
-         "notes": c.t("Ask for decisions.", "의사결정 요청.")}]
+         "notes": c.t(f"We propose a deep-dive on {top} and ask for a decision.",
+                      f"{top} 심층 분석을 제안하고 의사결정을 요청합니다.")}]
     prompt = c.t(
         f"Build `deck.pptx` from `data.xlsx`: exactly 4 slides titled, in order, \"{titles[0]}\" (a title slide), "
         f"\"{titles[1]}\", \"{titles[2]}\" and \"{titles[3]}\". Slide 3 holds a column chart with one category per "
         f"data category (alphabetical) and one series: the total {c.amount().lower()} per category. Every slide has "
-        "speaker notes.",
+        "speaker notes that speak to that slide (its names or figures), and every slide after the first carries body "
+        "text, a table or a chart.",
         f"`data.xlsx`로 `deck.pptx`를 만드십시오. 슬라이드는 정확히 4장이며 제목은 순서대로 \"{titles[0]}\"(제목 슬라이드), "
         f"\"{titles[1]}\", \"{titles[2]}\", \"{titles[3]}\"입니다. 3번 슬라이드에는 카테고리(문자 순)마다 항목 하나, "
-        f"계열 하나(카테고리별 {c.amount()} 합계)인 세로 막대(column) 차트를 넣으십시오. 모든 슬라이드에 발표자 노트가 있어야 합니다.")
+        f"계열 하나(카테고리별 {c.amount()} 합계)인 세로 막대(column) 차트를 넣으십시오. 모든 슬라이드에 그 슬라이드의 "
+        f"내용(이름이나 수치)을 다루는 발표자 노트가 있어야 하며, 첫 슬라이드 이후의 슬라이드에는 본문, 표 또는 차트가 있어야 합니다.")
     return Built(
         title=c.t(f"Build a review deck ({c.ind.name})", f"리뷰 발표자료 작성 ({c.ind.name_ko})"), prompt=prompt,
-        expected={"file": "deck.pptx", "titles": titles, "chart_slide": 3, "totals": tot},
+        expected={"file": "deck.pptx", "titles": titles, "chart_slide": 3, "totals": tot, "language": c.lang},
         actions=[call("pptx_write", path="deck.pptx", slides=slides)], deliverables=["deck.pptx"], inputs=["data.xlsx"],
-        mutate={"number": {"file": "deck.pptx", "slide": 3, "chart": True}, "section": {"file": "deck.pptx", "slide": 2}},
-        rubric=[{"id": "storyline", "criterion": "The slides tell a coherent story from the data."}])
+        mutate={"number": {"file": "deck.pptx", "slide": 3, "chart": True},
+                "section": {"file": "deck.pptx", "slide": 2}, "slides": {"file": "deck.pptx"}})
 
 
 # --- T9 update an existing deck ---------------------------------------------------------------
@@ -653,8 +673,7 @@ def t12_consistency(c: Ctx) -> Built:
         prompt=prompt, expected={"file": "memo.docx", "text": expected_text, "fixes": fixed,
                                  "values": {k: money(v) for k, v in zip(cats, vals)}},
         actions=actions, deliverables=["memo.docx", "changes.xlsx"], inputs=["figures.xlsx"],
-        mutate={"number": {"file": "memo.docx", "find": fixed[0][2]}}, difficulty="hard",
-        rubric=[{"id": "change-log", "criterion": "The change log is complete and accurate."}])
+        mutate={"number": {"file": "memo.docx", "find": fixed[0][2]}}, difficulty="hard")
 
 
 TYPES: dict[str, tuple[str, str]] = {

@@ -8,11 +8,15 @@ not a model's opinion.
 from __future__ import annotations
 
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from environments.office import judge
+from environments.office.mutators import filler_prose
+from environments.office.tasktypes import TYPES
 from envhub.config import REPO_ROOT, Settings
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
@@ -21,10 +25,15 @@ TASK = "office/retail/t05-report"
 
 
 class _Judge(BaseHTTPRequestHandler):
+    score = 0.5  # what this judge gives every rubric item it is asked about
+    asked: list[str] = []
+
     def do_POST(self):  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         assert body["messages"][0]["role"] == "system"
-        answer = {"scores": {"narrative-matches-data": 0.5, "tone": 0.5}}
+        ids = re.findall(r"^- ([\w-]+): ", body["messages"][1]["content"], re.M)
+        type(self).asked = ids
+        answer = {"scores": {i: self.score for i in ids}}
         out = json.dumps({"choices": [{"message": {"content": json.dumps(answer)}}]}).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -38,6 +47,7 @@ class _Judge(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def judge_url():
+    _Judge.score = 0.5
     server = HTTPServer(("127.0.0.1", 0), _Judge)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{server.server_port}/v1"
@@ -71,3 +81,38 @@ async def test_judge_scores_quality_but_cannot_lift_a_failed_gate(judge_url):
     assert v.reward == pytest.approx(0.7 * 1.0 + 0.3 * 0.5)
     v = await _episode(settings, oracle=False)
     assert v.reward == 0.0 and not v.passed
+
+
+def test_every_task_type_has_a_rubric_with_anchors():
+    assert set(judge.RUBRICS) == set(TYPES)
+    for items in judge.RUBRICS.values():
+        assert items and all(i["id"] and "1:" in i["criterion"] and "0" in i["criterion"] for i in items)
+
+
+async def test_the_judge_is_asked_the_rubric_of_the_task_type(judge_url):
+    settings = Settings(tasks_dir=REPO_ROOT / "tasks", families=["office"], judge_url=judge_url)
+    v = await _episode(settings, oracle=True)
+    assert _Judge.asked == [i["id"] for i in judge.RUBRICS["T05"]]
+    assert v.passed
+
+
+async def test_a_full_marks_judge_cannot_lift_filler_prose(judge_url, tmp_path):
+    """Filler under the prose headings fails the mechanical gate; a judge fooled into 1.0 changes nothing."""
+    _Judge.score = 1.0
+    settings = Settings(tasks_dir=REPO_ROOT / "tasks", families=["office"], judge_url=judge_url)
+    hub = Hub.build(settings)
+    await hub.start()
+    try:
+        m, task = hub.manager, hub.catalog.get(TASK)
+        c = await m.create(ResetRequest(env="office", task_id=TASK))
+        for a in hub.families["office"].oracle_actions(task):
+            await m.step(c.session_id, StepRequest(action=a))
+        state = tmp_path / "state"
+        await m.get(c.session_id).env.export_state(state)
+        assert filler_prose(task, state)
+        v = await m.judge(task, state, [])
+    finally:
+        await hub.stop()
+    assert [ch.score for ch in v.checks if ch.kind == "quality"] == [1.0]
+    assert v.reward == 0.0 and not v.passed
+    assert "prose-not-filler" in [ch.id for ch in v.checks if not ch.passed]

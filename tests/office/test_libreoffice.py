@@ -1,16 +1,18 @@
-"""The warm LibreOffice: recalculation, PDF export, and crash/hang → EnvError then a restart."""
+"""The warm LibreOffice: recalculation, PDF export, crash/hang → EnvError then a restart, and a
+document that computes past the deadline → AgentTimeout, without holding up other sessions."""
 
 from __future__ import annotations
 
 import os
 import signal
+import threading
 import time
 
 import openpyxl
 import pytest
 
-from environments.office.lo import DocumentRejected
-from envhub.errors import EnvError
+from environments.office.lo import DocumentRejected, OfficePool
+from envhub.errors import AgentTimeout, EnvError
 
 
 def _wb(path):
@@ -99,7 +101,7 @@ async def test_hung_office_at_verify_is_env_error_not_zero(hub):
     await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
         "path": "model.xlsx"}}))  # the office is up
     office.deadline_s = 2
-    os.kill(_soffice_bin(office), signal.SIGSTOP)
+    os.kill(_soffice_bin(office.last), signal.SIGSTOP)
     v = await m.verify(created.session_id)
     assert v.failure_class.value == "env_error" and not v.trainable and v.retryable, v
     office.deadline_s = 60
@@ -113,10 +115,64 @@ async def test_crashed_office_during_a_step_is_env_error(hub):
     office = hub.families["office"].office()
     await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
         "path": "model.xlsx"}}))
-    os.kill(_soffice_bin(office), signal.SIGKILL)
+    os.kill(_soffice_bin(office.last), signal.SIGKILL)
     time.sleep(0.3)
     r = await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
         "path": "model.xlsx"}}))
     assert r.failure.value == "env_error" and not r.trainable
     v = await m.verify(created.session_id)
     assert v.failure_class.value == "env_error"
+
+
+def bomb(path, n=3000):
+    """The recalculation bomb of issue 11: thousands of million-row array products."""
+    wb = openpyxl.Workbook()
+    for i in range(1, n + 1):
+        wb.active[f"B{i}"] = f"=SUMPRODUCT(ROW($A$1:$A$1000000)*{i})"
+    wb.save(path)
+    return path
+
+
+def test_a_recalculation_bomb_is_the_agents_timeout_and_the_office_recovers(office, tmp_path):
+    office.deadline_s = 8
+    with pytest.raises(AgentTimeout, match="probe document"):
+        office.recalc(bomb(tmp_path / "bomb.xlsx"), tmp_path / "out.xlsx")
+    office.recalc(_wb(tmp_path / "in.xlsx"), tmp_path / "ok.xlsx")
+    assert openpyxl.load_workbook(tmp_path / "ok.xlsx", data_only=True).active["A3"].value == 42
+
+
+def test_a_bomb_holds_one_worker_and_other_sessions_are_served(tmp_path):
+    pool = OfficePool(tmp_path / "pool", size=2, deadline_s=12)
+    try:
+        pool.recalc(_wb(tmp_path / "warm.xlsx"), tmp_path / "warm-out.xlsx")
+        outcome = []
+
+        def run_bomb():
+            try:
+                pool.recalc(bomb(tmp_path / "bomb.xlsx"), tmp_path / "bomb-out.xlsx")
+            except AgentTimeout:
+                outcome.append("agent_timeout")
+        t = threading.Thread(target=run_bomb)
+        t.start()
+        while pool._free.qsize() == 2:  # wait until the bomb holds a worker
+            time.sleep(0.05)
+        pool.recalc(_wb(tmp_path / "in.xlsx"), tmp_path / "ok.xlsx")
+        assert t.is_alive(), "the small recalculation had to wait for the bomb"
+        t.join()
+        assert outcome == ["agent_timeout"]
+        assert openpyxl.load_workbook(tmp_path / "ok.xlsx", data_only=True).active["A3"].value == 42
+    finally:
+        pool.kill()
+
+
+def test_each_worker_has_its_own_home(tmp_path):
+    pool = OfficePool(tmp_path / "pool", size=2)
+    try:
+        homes = set()
+        for w in pool.workers:
+            w.recalc(_wb(tmp_path / "in.xlsx"), tmp_path / "out.xlsx")
+            env = open(f"/proc/{w.proc.pid}/environ", "rb").read().split(b"\0")
+            homes.add(next(e for e in env if e.startswith(b"HOME=")))
+        assert len(homes) == 2
+    finally:
+        pool.kill()

@@ -4,6 +4,7 @@ from pathlib import Path
 
 from verifiers import check
 from verifiers import office as ov
+from verifiers import office_prose as op
 
 E = json.loads(Path(__file__).with_name("expected.json").read_text(encoding="utf-8"))
 
@@ -35,6 +36,39 @@ def test_chart():
 def test_notes():
     missing = [s["index"] for s in _slides() if not s["notes"].strip()]
     assert not missing, f"slides without notes: {missing}"
+
+
+def _body(s):
+    """What a slide says besides its title: text, table cells, chart categories and values."""
+    texts = [t for t in s["texts"] if t.strip() != s["title"]]
+    cells = [c for t in s["tables"] for r in t for c in r]
+    charts = [x for ch in s["charts"] for x in ch["categories"] + [f"{v:,.2f}" for se in ch["series"]
+                                                                  for v in se["values"] if v is not None]]
+    return "\n".join(texts + cells + charts)
+
+
+@check("slides-have-content")
+def test_slides_have_content():
+    """Every slide past the title slide carries body text of its own, a table or a chart."""
+    thin = [s["index"] for s in _slides()[1:]
+            if not s["tables"] and not s["charts"] and op.words(_body(s)).__len__() < 3]
+    assert not thin, f"slides with no body text, table or chart: {thin}"
+
+
+@check("notes-about-slide")
+def test_notes_about_slide():
+    """Each slide's speaker notes are a real remark (a few words) that shares a name, word or figure with its slide."""
+    bad = []
+    for s in _slides():
+        notes = s["notes"]
+        if len(op.words(notes)) < 3 or op.language_problems(notes * 3, E["language"]):
+            bad.append((s["index"], "too short or not prose"))
+            continue
+        own = set(op.words(s["title"] + "\n" + _body(s)))
+        shared = {w for w in own if (len(w) >= 3 or not w.isascii()) and w not in op.EN_FUNCTION} & set(op.words(notes))
+        if not shared and not any(w in notes for w in own if len(w) >= 2 and not w.isascii()):
+            bad.append((s["index"], "says nothing about its slide"))
+    assert not bad, f"speaker notes that do not speak to their slide: {bad}"
 
 # --- checks every OfficeVerse task has (appended to each task's verifier by the generator) ---
 

@@ -23,17 +23,26 @@ def test_model_sheet():
 
 @check("cost-formulas-live")
 def test_cost_formulas():
+    """Live means it recalculates: with every input changed (in a copy, by LibreOffice) each cost must
+    follow quantity × unit cost × (1 + rate); a typed-in number, `*0` or a constant added does not."""
     ws = _model()
     for r in range(2, N + 2):
-        f = ov.formula(ws, f"B{r}")
-        assert f is not None, f"Model!B{r} is not a formula"
-        assert "Inputs!" in f.replace("'", ""), f"Model!B{r} = {f} does not reference the Inputs sheet"
+        assert ov.formula(ws, f"B{r}") is not None, f"Model!B{r} is not a formula"
+    moved = ov.sheet(ov.perturbed(E["file"]), "Model")
+    for r, cost in enumerate(E["perturbed"]["costs"], 2):
+        assert ov.close(moved[f"B{r}"].value, cost), (
+            f"Model!B{r} = {ws[f'B{r}'].value} is not live: with the inputs changed it gives "
+            f"{moved[f'B{r}'].value!r}, the model gives {cost}")
 
 
 @check("total-formula-live")
 def test_total_formula():
     f = ov.formula(_model(), TOTAL)
     assert f is not None and "SUM" in f.upper(), f"Model!{TOTAL} must be a SUM formula, got {_model()[TOTAL].value!r}"
+    got = ov.sheet(ov.perturbed(E["file"]), "Model")[TOTAL].value
+    assert ov.close(got, E["perturbed"]["total"]), (
+        f"Model!{TOTAL} = {f} is not live: with the inputs changed it gives {got!r}, "
+        f"expected {E['perturbed']['total']}")
 
 
 @check("costs-correct")
