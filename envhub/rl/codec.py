@@ -100,7 +100,8 @@ class ChatCodec:
             out = out["input_ids"]
         return list(out)
 
-    def system_message(self, tools: list[dict[str, Any]], system: str | None = None) -> str:
+    @staticmethod
+    def system_message(tools: list[dict[str, Any]], system: str | None = None) -> str:
         text = SYSTEM_TOOLS.format(tools=render_tools(tools))
         return f"{system}\n\n{text}" if system else text
 

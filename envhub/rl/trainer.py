@@ -76,7 +76,7 @@ class GRPOLearner:
             surr = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - self.clip_low, 1 + self.clip_high) * adv)
             loss = -(surr * mask).sum() / n_tok
             loss.backward()
-            total += float(loss)
+            total += float(loss.detach())
             clipped += float((((ratio < 1 - self.clip_low) | (ratio > 1 + self.clip_high)).float() * mask).sum())
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.opt.step()
@@ -99,7 +99,7 @@ def sft_step(model: Any, opt: Any, trajectories: Sequence[Trajectory]) -> float:
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
-    return float(loss)
+    return float(loss.detach())
 
 
 @dataclass
