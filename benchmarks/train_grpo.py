@@ -54,11 +54,13 @@ PROFILES: dict[str, dict[str, Any]] = {
     # dapo=False on CPU: an all-equal group then costs a step with zero advantages instead of an
     # unbounded number of re-rolls (a weak model produces many of them)
     "smoke": dict(sft_steps=1, steps=1, G=2, B=1, eval_samples=0, fault_rate=0.0, compare=False, per_turn=48,
-                  dapo=False),
-    "cpu": dict(sft_steps=24, steps=8, G=4, B=1, eval_samples=4, fault_rate=0.1, compare=True, per_turn=64,
-                dapo=False),
+                  dapo=False, sft_batch=2),
+    # sized for two shared cores: the held-out "before" is the SFT model (the base model does not
+    # know the tool-call format; --eval-base adds it)
+    "cpu": dict(sft_steps=8, steps=3, G=4, B=1, eval_samples=4, fault_rate=0.1, compare=True, per_turn=48,
+                dapo=False, sft_batch=2),
     "cuda": dict(sft_steps=60, steps=40, G=8, B=4, eval_samples=16, fault_rate=0.1, compare=True, per_turn=96,
-                 dapo=True),
+                 dapo=True, sft_batch=8),
 }
 
 console = Console()
@@ -186,6 +188,9 @@ async def grpo_phase(url: str, policy: HFPolicy, learner: GRPOLearner, codec: Ch
                 bad[0] += t.reward is not None  # must stay 0: a fault is never a reward
         if jsonl is not None:
             write_jsonl(group, jsonl)
+        console.print(f"  group {group[0].task_id}: rewards {[t.reward for t in group]}, "
+                      f"turns {[t.num_turns for t in group]}, tool errors {sum(t.num_tool_errors for t in group)}, "
+                      f"gen {max(t.gen_s for t in group):.0f}s env {max(t.env_s for t in group):.0f}s", style="dim")
 
     t0 = time.monotonic()
     async with AsyncEnvClient(url) as env:
@@ -289,7 +294,8 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
                                                                                "(default: SmolLM2 from the wheel)"),
          out: Path = typer.Option(Path("benchmarks/out/train_grpo")),
          steps: int = typer.Option(None), sft_steps: int = typer.Option(None), lr: float = typer.Option(2e-5),
-         seed: int = typer.Option(0), threads: int = typer.Option(2)) -> None:
+         seed: int = typer.Option(0), threads: int = typer.Option(2),
+         eval_base: bool = typer.Option(False, help="Also evaluate the base model before SFT.")) -> None:
     import torch
 
     from envhub.rl.models import load_smollm2
@@ -330,18 +336,20 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             policy = HFPolicy(actor, tok, temperature=1.0)
             evals: dict[str, Any] = {}
             t0 = time.monotonic()
-            evals["base"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"], p["per_turn"])
-            console.print(f"held-out reward, base model: {evals['base']}")
+            if eval_base:
+                evals["base"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"], p["per_turn"])
+                console.print(f"held-out reward, base model: {evals['base']}")
             # -- SFT warm-up on oracle episodes of other tasks --------------------------------------
             data = await sft_data(clean.url, tok, codec, p["per_turn"])
             opt = torch.optim.AdamW(learner_model.parameters(), lr=1e-4)
             learner_model.train()
             losses = []
             for i in range(p["sft_steps"]):
-                batch = random.sample(data, min(4, len(data)))
+                batch = random.sample(data, min(p["sft_batch"], len(data)))
                 losses.append(await asyncio.to_thread(sft_step, learner_model, opt, batch))
                 if (i + 1) % 4 == 0 or i == 0:
-                    console.print(f"SFT step {i + 1}/{p['sft_steps']}: loss {losses[-1]:.4f}")
+                    console.print(f"SFT step {i + 1}/{p['sft_steps']}: loss {losses[-1]:.4f} "
+                                  f"({time.monotonic() - t0:.0f}s)")
             sft_weights = {k: v.detach().clone() for k, v in learner_model.state_dict().items()}
             policy.push(sft_weights, 0)
             result["sft"] = {"steps": p["sft_steps"], "episodes": len(data), "loss_first": losses[0],

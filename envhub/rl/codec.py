@@ -33,13 +33,17 @@ class ParsedCall:
 
 
 def render_tools(tools: list[dict[str, Any]]) -> str:
-    """MCP-shaped tools ({name, description, inputSchema}) as one compact JSON line each."""
+    """MCP-shaped tools ({name, description, inputSchema}) as one compact JSON line each: each
+    parameter by its type (or its allowed values), required ones marked `!` — short prompts matter
+    to small models and to CPU training."""
     lines = []
     for t in tools:
         schema = t.get("inputSchema") or t.get("input_schema") or {}
-        lines.append(json.dumps({"name": t["name"], "description": t.get("description", ""),
-                                 "parameters": schema.get("properties", {})}, ensure_ascii=False,
-                                separators=(",", ":")))
+        required = set(schema.get("required", []))
+        params = {k + ("!" if k in required else ""): v.get("enum") or v.get("type", "any")
+                  for k, v in schema.get("properties", {}).items()}
+        lines.append(json.dumps({"name": t["name"], "description": t.get("description", ""), "parameters": params},
+                                ensure_ascii=False, separators=(",", ":")))
     return "\n".join(lines)
 
 

@@ -59,10 +59,12 @@ class GRPOLearner:
         """One optimiser step over the batch; returns loss, clip fraction, tokens."""
         import torch
 
-        trajs = [t for t in trajectories if sum(t.loss_mask)]
-        n_tok = sum(sum(t.loss_mask) for t in trajs)
-        if not n_tok:
-            return {"loss": 0.0, "tokens": 0.0, "clip_frac": 0.0}
+        n_tok = sum(sum(t.loss_mask) for t in trajectories)
+        # a zero advantage contributes exactly zero gradient: skip its forward/backward pass
+        trajs = [t for t in trajectories if sum(t.loss_mask) and t.advantage != 0.0]
+        if not trajs:
+            self.version += 1
+            return {"loss": 0.0, "tokens": float(n_tok), "clip_frac": 0.0}
         dev = next(self.model.parameters()).device
         self.opt.zero_grad(set_to_none=True)
         total, clipped = 0.0, 0.0
