@@ -20,6 +20,7 @@ import asyncio
 import json
 import os
 import random
+import signal
 import statistics
 import subprocess
 import sys
@@ -300,6 +301,7 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
 
     from envhub.rl.models import load_smollm2
 
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the servers
     p = dict(PROFILES[profile])
     if steps is not None:
         p["steps"] = steps
