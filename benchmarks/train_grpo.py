@@ -60,6 +60,9 @@ PROFILES: dict[str, dict[str, Any]] = {
     # know the tool-call format; --eval-base adds it)
     "cpu": dict(sft_steps=8, steps=3, G=4, B=1, eval_samples=4, fault_rate=0.1, compare=True, per_turn=48,
                 dapo=False, sft_batch=2),
+    # only the async-vs-sync comparison (no model weights: the policy and learner costs are simulated)
+    "compare": dict(sft_steps=0, steps=0, G=4, B=2, eval_samples=0, fault_rate=0.0, compare=True, per_turn=48,
+                    dapo=False, sft_batch=2, only_compare=True),
     "cuda": dict(sft_steps=60, steps=40, G=8, B=4, eval_samples=16, fault_rate=0.1, compare=True, per_turn=96,
                  dapo=True, sft_batch=8),
 }
@@ -244,7 +247,7 @@ class SleepLearner:
         return {}
 
 
-async def async_vs_sync(url: str, tok: Any, codec: ChatCodec, steps: int = 6) -> dict[str, Any]:
+async def async_vs_sync(url: str, tok: Any, codec: ChatCodec, steps: int = 5) -> dict[str, Any]:
     console.rule("async (η=2) vs synchronous (η=0): trajectories trained per minute, long-tailed episodes")
     out = {}
     for eta in (0, 2):
@@ -315,7 +318,16 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
     jsonl = out / "trajectories.jsonl"
     jsonl.unlink(missing_ok=True)
     t_all = time.monotonic()
-    if model is None:
+    if p.get("only_compare"):
+        from transformers import AutoTokenizer
+
+        from envhub.rl.models import default_cache
+
+        if not (default_cache() / "tokenizer.json").exists():
+            load_smollm2()
+        tok = AutoTokenizer.from_pretrained(default_cache())
+        actor = learner_model = None
+    elif model is None:
         actor, tok = load_smollm2(device=device)
         learner_model, _ = load_smollm2(device=device)
     else:
@@ -335,6 +347,9 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             await clean.wait()
             if faulty:
                 await faulty.wait()
+            if p.get("only_compare"):
+                result["async_vs_sync"] = await async_vs_sync(clean.url, tok, codec)
+                return
             policy = HFPolicy(actor, tok, temperature=1.0)
             evals: dict[str, Any] = {}
             t0 = time.monotonic()

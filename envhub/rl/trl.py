@@ -1,8 +1,9 @@
 """TRL adapter: a `rollout_func` for `GRPOTrainer` that runs envhub episodes.
 
-The dataset's `prompt` column holds envhub task ids (`db/bank/ask-balance-001`); TRL hands each
-process its un-duplicated prompts and this function returns `num_generations` completions per
-prompt, token-exact: `prompt_ids`, `completion_ids` (the model's turns and the environment's
+The dataset's `prompt` column holds envhub task ids (`db/bank/ask-balance-001`). TRL 1.16's
+sampler repeats each prompt `num_generations` times in a row, and the trainer expects one completion
+per row it passed (more crashes its shuffle): consecutive equal prompts run as one GRPO group of
+that size. Completions are token-exact: `prompt_ids`, `completion_ids` (the model's turns and the environment's
 observations), `logprobs`, `env_mask` (1 = sampled by the model) and `envhub_reward`, which the
 reward function `envhub_reward` passes through. Infrastructure faults get `None`, which TRL leaves
 out of the group baseline (rl.md §1.1) — never a 0.
@@ -57,7 +58,13 @@ def make_rollout_func(base_url: str, tokenizer: Any, *, cfg: RolloutConfig | Non
     codec = ChatCodec(tokenizer)
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
-        G = trainer.num_generations if trainer.model.training else trainer.num_generations_eval
+        runs: list[list[Any]] = []  # [task id, count] for each run of equal consecutive prompts
+        for p in prompts:
+            task = _task_id(p)
+            if runs and runs[-1][0] == task:
+                runs[-1][1] += 1
+            else:
+                runs.append([task, 1])
         pol = policy
         was_training = trainer.model.training
         if pol is None:
@@ -67,8 +74,8 @@ def make_rollout_func(base_url: str, tokenizer: Any, *, cfg: RolloutConfig | Non
         async def run() -> list[Trajectory]:
             limit = asyncio.Semaphore(concurrency)
             async with AsyncEnvClient(base_url) as env:
-                groups = await asyncio.gather(*(rollout_group(env, pol, codec, _task_id(p), G, cfg=cfg, limit=limit)
-                                                for p in prompts))
+                groups = await asyncio.gather(*(rollout_group(env, pol, codec, task, n, cfg=cfg, limit=limit)
+                                                for task, n in runs))
             return [t for g in groups for t in g]
 
         try:
