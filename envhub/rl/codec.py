@@ -55,7 +55,8 @@ def parse_tool_call(text: str) -> ParsedCall:
     if not m:  # plain-JSON fallback: the outermost {...} in the text
         start, end = candidate.find("{"), candidate.rfind("}")
         if start < 0 or end <= start:
-            raise AgentError("no tool call found: reply with <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>")
+            raise AgentError("no tool call found: reply with "
+                             "<tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>")
         candidate = candidate[start:end + 1]
     try:
         obj = json.loads(candidate)

@@ -212,7 +212,7 @@ def test_rule9_bucketed_sampling(items, n: int) -> None:
     for g in items:
         by_bucket.setdefault(bucket_of(len(g[0].token_ids), bounds), []).append(g)
     counts = Counter(bucket_of(len(g[0].token_ids), bounds) for g in picked)
-    for b, gs in by_bucket.items():  # (a) within a bucket, oldest first
+    for gs in by_bucket.values():  # (a) within a bucket, oldest first
         chosen = [g[0].enqueue_seq for g in gs if any(g is p for p in picked)]
         left = [g[0].enqueue_seq for g in gs if not any(g is p for p in picked)]
         if chosen and left:
@@ -268,7 +268,7 @@ def test_rule11_repair(G: int, data) -> None:
     assert masked == (valid if 2 * V > G and V >= 2 else [])
 
 
-# -- rule 12: DAPO after repair ------------------------------------------------------------------------------------------
+# -- rule 12: DAPO after repair ------------------------------------------------------------------------
 @given(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=1, max_size=10), st.integers(0, 6))
 def test_rule12_dapo_duplication_invariant(rewards: list[float], extra: int) -> None:
     valid = [traj(reward=r) for r in rewards]
@@ -278,7 +278,7 @@ def test_rule12_dapo_duplication_invariant(rewards: list[float], extra: int) -> 
         assert dapo_keep(repaired) == dapo_keep(valid) == (max(rewards) - min(rewards) > 1e-9)
 
 
-# -- rule 13: GRPO advantages ----------------------------------------------------------------------------------------------
+# -- rule 13: GRPO advantages --------------------------------------------------------------------------
 @given(st.lists(st.floats(0, 1, allow_nan=False), min_size=2, max_size=16), st.booleans())
 def test_rule13_advantages_sum_to_zero(rewards: list[float], std_norm: bool) -> None:
     group = [traj(reward=r) for r in rewards]
