@@ -95,6 +95,9 @@ class EnvhubTextEnv(BaseTextEnv):
 
 
 def register(env_id: str = "envhub") -> None:
+    """Register the env with skyrl_gym (idempotent: skyrl_gym refuses a second registration)."""
     import skyrl_gym
+    from skyrl_gym.envs.registration import registry
 
-    skyrl_gym.register(id=env_id, entry_point="envhub.rl.skyrl:EnvhubTextEnv")
+    if env_id not in registry:
+        skyrl_gym.register(id=env_id, entry_point="envhub.rl.skyrl:EnvhubTextEnv")
