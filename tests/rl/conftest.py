@@ -7,13 +7,33 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import importlib.util
+from pathlib import Path
+
 import pytest
 
-pytest.importorskip("torch", reason="the rl extra is not installed (pip install -e '.[rl]')")
-pytest.importorskip("transformers", reason="the rl extra is not installed")
+from envhub.rl.policy import Generation
+from tests.conftest import LiveServer, make_settings
 
-from envhub.rl.policy import Generation  # noqa: E402
-from tests.conftest import LiveServer, make_settings  # noqa: E402
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+RL_EXTRA = all(_installed(m) for m in ("torch", "transformers", "hypothesis"))
+HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if RL_EXTRA:
+        return
+    skip = pytest.mark.skip(reason="the rl extra is not installed (./scripts/install-rl.sh)")
+    for item in items:
+        if HERE in Path(str(item.fspath)).parents:
+            item.add_marker(skip)
 
 
 @pytest.fixture(scope="session")
