@@ -5,9 +5,8 @@ The whole folder skips cleanly when the `rl` extra (torch, transformers, hypothe
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import importlib.util
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
