@@ -60,12 +60,17 @@ class Settings(BaseSettings):
     #: With keys on, the registry (page, /v1/envs, /v1/tasks), /health, /ready, /capacity, /metrics,
     #: OpenEnv's /schema and /metadata stay readable without a key; false requires one there too.
     public_reads: bool = True
+    #: Fault injection for testing trainers' masking (envhub/server/faults.py): probability that each
+    #: of `fault_ops` fails as an env_error; 0 = off.
+    fault_rate: float = Field(default=0.0, ge=0, le=1)
+    fault_ops: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["reset", "step", "verify"])
+    fault_seed: int | None = None
 
     #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
     judge_url: str | None = None
     judge_model: str | None = None
 
-    @field_validator("families", mode="before")
+    @field_validator("families", "fault_ops", mode="before")
     @classmethod
     def _split(cls, v: object) -> object:
         if isinstance(v, str):

@@ -40,6 +40,7 @@ from envhub.errors import (
 from envhub.harness import Skin
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
+from envhub.server.faults import FaultInjector
 from envhub.spec import (
     Observation,
     ResetRequest,
@@ -150,6 +151,7 @@ class SessionManager:
         self._ids = _SessionIds()
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
+        self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
@@ -193,6 +195,8 @@ class SessionManager:
             raise NotFound.for_name("environment", name, self.families) from None
 
     async def create(self, req: ResetRequest, caller: Caller | None = None) -> SessionCreated:
+        if fault := self.faults.hit("reset"):
+            raise fault
         family = self.family(req.env)
         if caller is not None:
             caller.check_family(family.name)
@@ -268,6 +272,8 @@ class SessionManager:
 
     async def step(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepResult:
         session = self.get(session_id, caller)
+        if session.broken is None and session.result is None and (fault := self.faults.hit("step")):
+            session.broken = fault  # answered as env_error by _step_locked, and at verify
         session.touch()
         key = req.idempotency_key
         if key is not None and key in session.answers:
@@ -364,6 +370,8 @@ class SessionManager:
 
     async def verify(self, session_id: str, caller: Caller | None = None) -> VerifyResult:
         session = self.get(session_id, caller)
+        if session.broken is None and session.result is None and (fault := self.faults.hit("verify")):
+            session.broken = fault
         session.touch()
         async with session.lock:
             if session.result is None:

@@ -1,0 +1,425 @@
+"""Train SmolLM2-135M on envhub db tasks with envhub.rl: SFT warm-up, then async GRPO; held-out reward
+before and after, the same GRPO with injected env faults, and async (η=2) vs synchronous (η=0).
+
+    python benchmarks/train_grpo.py                       # the CPU profile (≤ 20 min on 2 cores)
+    python benchmarks/train_grpo.py --profile smoke       # one GRPO step (CI)
+    python benchmarks/train_grpo.py --profile cuda --device cuda --model DIR   # a GPU
+
+Tasks: GRPO trains on logistics `ask-status-001/002` and is evaluated on the held-out
+`ask-status-003/004`; the SFT warm-up uses oracle episodes of *other* tasks (bank balances, HR
+salaries, retail refundable amounts), run against the real server and rendered through the codec —
+so the warm-up data are token-exact trajectories too. The harness renders only the tools the task
+kind uses (plus submit_answer), to keep prompts short for a 135M model.
+
+Writes under --out: metrics.json, reward_curve.png, trajectories.jsonl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from envhub.client import AsyncEnvClient
+from envhub.rl.buffer import BufferConfig
+from envhub.rl.codec import ChatCodec, format_call
+from envhub.rl.policy import Generation, HFPolicy
+from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
+from envhub.rl.trainer import GRPOLearner, StepReport, sft_step, train_grpo
+from envhub.rl.trajectory import Trajectory, write_jsonl
+
+REPO = Path(__file__).resolve().parents[1]
+TRAIN = ["db/logistics/ask-status-001", "db/logistics/ask-status-002"]
+HELD_OUT = ["db/logistics/ask-status-003", "db/logistics/ask-status-004"]
+SFT = ["db/bank/ask-balance-001", "db/bank/ask-balance-002", "db/bank/ask-balance-003",
+       "db/hr/ask-salary-001", "db/hr/ask-salary-002", "db/hr/ask-salary-003",
+       "db/retail/ask-refundable-001", "db/retail/ask-refundable-002"]
+SYSTEM = "Answer with the exact value from the tool result."
+
+PROFILES: dict[str, dict[str, Any]] = {
+    # one GRPO step, nothing else: CI's smoke
+    # dapo=False on CPU: an all-equal group then costs a step with zero advantages instead of an
+    # unbounded number of re-rolls (a weak model produces many of them)
+    "smoke": dict(sft_steps=1, steps=1, G=2, B=1, eval_samples=0, fault_rate=0.0, compare=False, per_turn=48,
+                  dapo=False, sft_batch=2),
+    # sized for two shared cores: the held-out "before" is the SFT model (the base model does not
+    # know the tool-call format; --eval-base adds it)
+    "cpu": dict(sft_steps=8, steps=3, G=4, B=1, eval_samples=4, fault_rate=0.1, compare=True, per_turn=48,
+                dapo=False, sft_batch=2),
+    # only the async-vs-sync comparison (no model weights: the policy and learner costs are simulated)
+    "compare": dict(sft_steps=0, steps=0, G=4, B=2, eval_samples=0, fault_rate=0.0, compare=True, per_turn=48,
+                    dapo=False, sft_batch=2, only_compare=True),
+    "cuda": dict(sft_steps=60, steps=40, G=8, B=4, eval_samples=16, fault_rate=0.1, compare=True, per_turn=96,
+                 dapo=True, sft_batch=8),
+}
+
+console = Console()
+
+
+def oracle_actions(task_id: str) -> list[dict[str, Any]]:
+    return json.loads((REPO / "tasks" / task_id / "solution" / "actions.json").read_text())
+
+
+def rollout_cfg(task_id: str, per_turn: int) -> RolloutConfig:
+    tools = {a["tool"] for a in oracle_actions(task_id)} | {"submit_answer"}
+    return RolloutConfig(tools=sorted(tools), max_turns=3, per_turn_tokens=per_turn, token_budget=1536,
+                         system=SYSTEM)
+
+
+class OraclePolicy:
+    """Emits a task's oracle calls as canonical tokens (logprob 0): SFT data through the real codec."""
+
+    engine = "oracle"
+    version = -1
+
+    def __init__(self, tok: Any, actions: list[dict[str, Any]]) -> None:
+        self.turns = [tok.encode(format_call(a["tool"], a["arguments"]), add_special_tokens=False)
+                      + [tok.eos_token_id] for a in actions]
+
+    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+        ids = self.turns.pop(0)
+        return Generation(ids, [0.0] * len(ids), 0, "stop")
+
+
+class Server:
+    """`envhub serve --env db` in its own process (torch keeps this one's cores busy)."""
+
+    def __init__(self, port: int, fault_rate: float = 0.0) -> None:
+        env = {**os.environ, "ENVHUB_FAULT_RATE": str(fault_rate), "ENVHUB_FAULT_SEED": "13"}
+        self.url = f"http://127.0.0.1:{port}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "envhub.cli", "serve", "--env", "db", "--port", str(port),
+                                      "--log-level", "warning"], env=env)
+
+    async def wait(self) -> None:
+        async with AsyncEnvClient(self.url, retries=0, timeout=5) as c:
+            for _ in range(600):
+                try:
+                    await c.health()
+                    return
+                except Exception:  # noqa: BLE001 - not up yet
+                    if self.proc.poll() is not None:
+                        raise RuntimeError("envhub serve exited") from None
+                    await asyncio.sleep(0.2)
+        raise RuntimeError("envhub serve did not start")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(30)
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def evaluate(url: str, policy: HFPolicy, codec: ChatCodec, tasks: list[str], k: int, per_turn: int
+                   ) -> dict[str, Any]:
+    if k <= 0:
+        return {"mean_reward": None, "n": 0}
+    async with AsyncEnvClient(url) as env:
+        groups = await asyncio.gather(*(rollout_group(env, policy, codec, t, k, cfg=rollout_cfg(t, per_turn))
+                                        for t in tasks))
+    trajs = [t for g in groups for t in g]
+    rewards = [t.reward for t in trajs if t.trainable]
+    return {"mean_reward": statistics.fmean(rewards) if rewards else None, "n": len(rewards),
+            "masked": len(trajs) - len(rewards)}
+
+
+async def sft_data(url: str, tok: Any, codec: ChatCodec, per_turn: int) -> list[Trajectory]:
+    async with AsyncEnvClient(url) as env:
+        out = await asyncio.gather(*(run_episode(env, OraclePolicy(tok, oracle_actions(task)), codec, task,
+                                                 cfg=rollout_cfg(task, per_turn)) for task in SFT))
+    for task, t in zip(SFT, out, strict=True):
+        if t.reward != 1.0:
+            raise RuntimeError(f"oracle episode of {task} scored {t.reward} ({t.failure_class}: {t.failure_detail})")
+    return list(out)
+
+
+@dataclass
+class PhaseResult:
+    reports: list[StepReport]
+    faults_seen: dict[str, int]
+    stats: dict[str, int]
+    wall_s: float
+    rollouts: int
+    untrainable_with_reward: int
+
+
+def step_table(rep: StepReport, faults: Counter[str]) -> Table:
+    m = rep.metrics
+    t = Table(box=None, show_header=rep.step == 1)
+    for col in ("step", "reward", "valid", "repaired", "dropped", "dapo", "masked faults", "stale drops", "tok/s",
+                "loss", "s"):
+        t.add_column(col, justify="right")
+    masked = sum(v for k, v in m.items() if k.startswith("masked_"))
+    stale = sum(v for k, v in m.items() if k.startswith("dropped_"))
+    valid = rep.trajectories / max(1.0, rep.trajectories + masked)
+    t.add_row(str(rep.step), f"{m.get('mean_reward', 0):.3f}", f"{valid:.2f}", f"{m.get('groups_repaired', 0):.0f}",
+              f"{m.get('groups_dropped', 0):.0f}", f"{m.get('groups_dapo_filtered', 0):.0f}",
+              ",".join(f"{k}:{v}" for k, v in faults.items()) or "0", f"{stale:.0f}", f"{rep.tokens_per_s:.1f}",
+              f"{m.get('loss', 0):+.4f}", f"{rep.wall_s:.1f}")
+    return t
+
+
+async def grpo_phase(url: str, policy: HFPolicy, learner: GRPOLearner, codec: ChatCodec, p: dict[str, Any],
+                     eta: int, jsonl: Path | None, label: str) -> PhaseResult:
+    console.rule(f"GRPO {label}: {p['steps']} steps, G={p['G']}, B={p['B']}, η={eta}")
+    faults: Counter[str] = Counter()
+    bad = [0]
+    cfg = rollout_cfg(TRAIN[0], p["per_turn"])
+
+    def on_group(group: list[Trajectory]) -> None:
+        for t in group:
+            if not t.trainable:
+                faults[t.failure_class] += 1
+                bad[0] += t.reward is not None  # must stay 0: a fault is never a reward
+        if jsonl is not None:
+            write_jsonl(group, jsonl)
+        console.print(f"  group {group[0].task_id}: rewards {[t.reward for t in group]}, "
+                      f"turns {[t.num_turns for t in group]}, tool errors {sum(t.num_tool_errors for t in group)}, "
+                      f"gen {max(t.gen_s for t in group):.0f}s env {max(t.env_s for t in group):.0f}s", style="dim")
+
+    t0 = time.monotonic()
+    async with AsyncEnvClient(url) as env:
+        run = await train_grpo(env, policy, learner, codec, TRAIN, steps=p["steps"],
+                               buffer_cfg=BufferConfig(batch_groups=p["B"], group_size=p["G"], eta=eta,
+                                                       max_concurrent=max(2, p["B"] * (eta + 1)), dapo=p["dapo"]),
+                               rollout_cfg=cfg, on_step=lambda r: console.print(step_table(r, faults)),
+                               on_group=on_group)
+    return PhaseResult(run.reports, dict(run.faults_seen), dict(run.stats), time.monotonic() - t0, run.rollouts, bad[0])
+
+
+# -- async vs sync -----------------------------------------------------------------------------------------
+class LongTailPolicy:
+    """Answers from the oracle (right half the time) after a Pareto-distributed decode time: the
+    long-tailed episode lengths of agentic RL, without spending the CPU on decoding."""
+
+    engine = "longtail"
+
+    def __init__(self, tok: Any, seed: int, scale_s: float) -> None:
+        self.tok, self.rng, self.scale = tok, random.Random(seed), scale_s
+        self.version = 0
+        self.temperature = 1.0
+        self.generated_tokens = 0
+
+    def push(self, _weights: Any, version: int) -> None:
+        self.version = version
+
+    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+        version = self.version
+        await asyncio.sleep(min(20.0, self.scale * self.rng.paretovariate(1.3)))
+        answer = "in_transit" if self.rng.random() < 0.5 else "delivered"
+        ids = self.tok.encode(format_call("submit_answer", {"answer": answer}), add_special_tokens=False)
+        ids.append(self.tok.eos_token_id)
+        self.generated_tokens += len(ids)
+        return Generation(ids, [-0.7] * len(ids), version, "stop")
+
+
+class SleepLearner:
+    """A learner step of fixed cost (what a GPU step costs relative to decoding)."""
+
+    def __init__(self, step_s: float) -> None:
+        self.step_s, self.version = step_s, 0
+
+    def step(self, trajectories: list[Trajectory]) -> dict[str, float]:
+        time.sleep(self.step_s)
+        self.version += 1
+        return {"loss": 0.0, "tokens": float(sum(sum(t.loss_mask) for t in trajectories))}
+
+    def weights(self) -> dict[str, Any]:
+        return {}
+
+
+async def async_vs_sync(url: str, tok: Any, codec: ChatCodec, steps: int = 5) -> dict[str, Any]:
+    console.rule("async (η=2) vs synchronous (η=0): trajectories trained per minute, long-tailed episodes")
+    out = {}
+    for eta in (0, 2):
+        policy = LongTailPolicy(tok, seed=5, scale_s=0.5)
+        learner = SleepLearner(step_s=1.5)
+        t0 = time.monotonic()
+        async with AsyncEnvClient(url) as env:
+            run = await train_grpo(env, policy, learner, codec, TRAIN, steps=steps,  # type: ignore[arg-type]
+                                   buffer_cfg=BufferConfig(batch_groups=2, group_size=4, eta=eta, max_concurrent=8),
+                                   rollout_cfg=rollout_cfg(TRAIN[0], 64))
+        wall = time.monotonic() - t0
+        trained = sum(r.trajectories for r in run.reports)
+        out[f"eta{eta}"] = {"steps": steps, "trajectories_trained": trained, "wall_s": round(wall, 2),
+                            "trajectories_per_min": round(60 * trained / wall, 1),
+                            "dropped_stale": run.stats.get("dropped_stale", 0)}
+    t = Table("η", "trajectories trained", "wall s", "per minute", "stale drops")
+    for k, v in out.items():
+        t.add_row(k[3:], str(v["trajectories_trained"]), f"{v['wall_s']:.1f}", f"{v['trajectories_per_min']:.1f}",
+                  str(v["dropped_stale"]))
+    console.print(t)
+    return out
+
+
+def plot(curves: dict[str, list[float]], evals: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    for label, ys in curves.items():
+        ax.plot(range(1, len(ys) + 1), ys, marker="o", label=f"train reward ({label})")
+    for label, v in evals.items():
+        if v.get("mean_reward") is not None:
+            ax.axhline(v["mean_reward"], linestyle="--", linewidth=1, label=f"held-out {label}",
+                       color={"base": "grey", "after_sft": "tab:orange", "after_grpo": "tab:green",
+                              "after_grpo_faults": "tab:red"}.get(label))
+    ax.set_xlabel("GRPO step")
+    ax.set_ylabel("mean reward")
+    ax.set_ylim(-0.05, 1.05)
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
+def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
+         device: str = typer.Option("cpu"), model: Path = typer.Option(None, help="An HF model folder "
+                                                                               "(default: SmolLM2 from the wheel)"),
+         out: Path = typer.Option(Path("benchmarks/out/train_grpo")),
+         steps: int = typer.Option(None), sft_steps: int = typer.Option(None), lr: float = typer.Option(2e-5),
+         seed: int = typer.Option(0), threads: int = typer.Option(2),
+         eval_base: bool = typer.Option(False, help="Also evaluate the base model before SFT.")) -> None:
+    import torch
+
+    from envhub.rl.models import load_smollm2
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the servers
+    p = dict(PROFILES[profile])
+    if steps is not None:
+        p["steps"] = steps
+    if sft_steps is not None:
+        p["sft_steps"] = sft_steps
+    torch.manual_seed(seed)
+    random.seed(seed)
+    if device == "cpu":
+        torch.set_num_threads(threads)
+    out.mkdir(parents=True, exist_ok=True)
+    jsonl = out / "trajectories.jsonl"
+    jsonl.unlink(missing_ok=True)
+    t_all = time.monotonic()
+    if p.get("only_compare"):
+        from transformers import AutoTokenizer
+
+        from envhub.rl.models import default_cache
+
+        if not (default_cache() / "tokenizer.json").exists():
+            load_smollm2()
+        tok = AutoTokenizer.from_pretrained(default_cache())
+        actor = learner_model = None
+    elif model is None:
+        actor, tok = load_smollm2(device=device)
+        learner_model, _ = load_smollm2(device=device)
+    else:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        tok = AutoTokenizer.from_pretrained(model)
+        actor = AutoModelForCausalLM.from_pretrained(model).to(device)
+        learner_model = AutoModelForCausalLM.from_pretrained(model).to(device)
+    codec = ChatCodec(tok)
+    result: dict[str, Any] = {"profile": profile, "device": device, "params": p, "train_tasks": TRAIN,
+                              "held_out": HELD_OUT, "sft_tasks": SFT}
+
+    async def run() -> None:
+        clean = Server(free_port())
+        faulty = Server(free_port(), p["fault_rate"]) if p["fault_rate"] > 0 else None
+        try:
+            await clean.wait()
+            if faulty:
+                await faulty.wait()
+            if p.get("only_compare"):
+                result["async_vs_sync"] = await async_vs_sync(clean.url, tok, codec)
+                return
+            policy = HFPolicy(actor, tok, temperature=1.0)
+            evals: dict[str, Any] = {}
+            t0 = time.monotonic()
+            if eval_base:
+                evals["base"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"], p["per_turn"])
+                console.print(f"held-out reward, base model: {evals['base']}")
+            # -- SFT warm-up on oracle episodes of other tasks --------------------------------------
+            data = await sft_data(clean.url, tok, codec, p["per_turn"])
+            opt = torch.optim.AdamW(learner_model.parameters(), lr=1e-4)
+            learner_model.train()
+            losses = []
+            for i in range(p["sft_steps"]):
+                batch = random.sample(data, min(p["sft_batch"], len(data)))
+                losses.append(await asyncio.to_thread(sft_step, learner_model, opt, batch))
+                if (i + 1) % 4 == 0 or i == 0:
+                    console.print(f"SFT step {i + 1}/{p['sft_steps']}: loss {losses[-1]:.4f} "
+                                  f"({time.monotonic() - t0:.0f}s)")
+            sft_weights = {k: v.detach().clone() for k, v in learner_model.state_dict().items()}
+            policy.push(sft_weights, 0)
+            result["sft"] = {"steps": p["sft_steps"], "episodes": len(data), "loss_first": losses[0],
+                             "loss_last": losses[-1], "wall_s": round(time.monotonic() - t0, 1)}
+            evals["after_sft"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"], p["per_turn"])
+            console.print(f"held-out reward after SFT: {evals['after_sft']}")
+            # -- GRPO --------------------------------------------------------------------------------
+            learner = GRPOLearner(learner_model, lr=lr)
+            phase = await grpo_phase(clean.url, policy, learner, codec, p, eta=1, jsonl=jsonl, label="clean")
+            evals["after_grpo"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"], p["per_turn"])
+            console.print(f"held-out reward after GRPO: {evals['after_grpo']}")
+            curves = {"clean": [r.metrics.get("mean_reward", 0.0) for r in phase.reports]}
+            result["grpo"] = _phase_json(phase)
+            # -- the same GRPO from the SFT weights, with injected env faults --------------------------
+            if faulty:
+                learner_model.load_state_dict(sft_weights)
+                policy.push(sft_weights, 0)
+                learner = GRPOLearner(learner_model, lr=lr)
+                fphase = await grpo_phase(faulty.url, policy, learner, codec, p, eta=1, jsonl=None,
+                                          label=f"{p['fault_rate']:.0%} injected env faults")
+                evals["after_grpo_faults"] = await evaluate(clean.url, policy, codec, HELD_OUT, p["eval_samples"],
+                                                            p["per_turn"])
+                console.print(f"held-out reward after GRPO with faults: {evals['after_grpo_faults']}")
+                curves["faults"] = [r.metrics.get("mean_reward", 0.0) for r in fphase.reports]
+                result["grpo_faults"] = _phase_json(fphase)
+            result["eval"] = evals
+            if p["compare"]:
+                result["async_vs_sync"] = await async_vs_sync(clean.url, tok, codec)
+            plot(curves, evals, out / "reward_curve.png")
+        finally:
+            clean.stop()
+            if faulty:
+                faulty.stop()
+
+    asyncio.run(run())
+    result["wall_s"] = round(time.monotonic() - t_all, 1)
+    (out / "metrics.json").write_text(json.dumps(result, indent=2))
+    summary = Table("what", "value")
+    for k, v in result.get("eval", {}).items():
+        summary.add_row(f"held-out reward {k}", f"{v['mean_reward']}" if v["mean_reward"] is None
+                        else f"{v['mean_reward']:.3f} (n={v['n']})")
+    summary.add_row("wall", f"{result['wall_s']:.0f} s")
+    console.print(summary)
+    console.print(f"wrote {out / 'metrics.json'}, {out / 'reward_curve.png'}")
+
+
+def _phase_json(ph: PhaseResult) -> dict[str, Any]:
+    return {"steps": len(ph.reports), "wall_s": round(ph.wall_s, 1), "rollouts": ph.rollouts,
+            "faults_masked": ph.faults_seen, "faults_with_a_reward": ph.untrainable_with_reward,
+            "buffer": ph.stats,
+            "reward_per_step": [round(r.metrics.get("mean_reward", 0.0), 4) for r in ph.reports],
+            "tokens_per_s": [round(r.tokens_per_s, 1) for r in ph.reports]}
+
+
+if __name__ == "__main__":
+    typer.run(main)

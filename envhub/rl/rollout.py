@@ -1,0 +1,162 @@
+"""Rollouts over `AsyncEnvClient`: one episode → one token-exact `Trajectory`; a group of G.
+
+Every server failure class is carried through: `env_error`, `verifier_error`, `task_invalid` and
+`unavailable` end the episode with reward `None` (excluded from training, never a 0); one failed
+rollout never aborts its group. A malformed tool call is the policy's: an `agent_error` turn fed
+back to the model, and the episode goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from envhub.client import AsyncEnvClient
+from envhub.errors import AgentError, EnvhubError, FailureClass
+from envhub.rl.codec import ChatCodec, parse_tool_call
+from envhub.rl.policy import Policy
+from envhub.rl.trajectory import Trajectory
+
+UNTRAINABLE = frozenset(c.value for c in FailureClass if not c.trainable)
+
+
+@dataclass
+class RolloutConfig:
+    max_turns: int = 8
+    per_turn_tokens: int = 256  # rl.md rule 16: max_tokens = min(per_turn, budget - len(prompt))
+    token_budget: int = 4096
+    #: a call to one of these ends the episode (db's answers; the server leaves the session open)
+    final_tools: Sequence[str] = ("submit_answer", "refuse")
+    #: render only these tools (None = all the session's tools): shorter prompts for small models
+    tools: Sequence[str] | None = None
+    system: str | None = None
+    harness: str | None = None
+    lease_s: float | None = 600
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def budget_for_turn(cfg: RolloutConfig, context_len: int) -> int:
+    return min(cfg.per_turn_tokens, cfg.token_budget - context_len)
+
+
+async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, *,
+                      cfg: RolloutConfig | None = None, seed: int | None = None, group_id: str = "",
+                      repeat_index: int = 0) -> Trajectory:
+    cfg = cfg or RolloutConfig()
+    family = task_id.split("/", 1)[0]
+    traj = Trajectory(task_id=task_id, env=family, group_id=group_id, repeat_index=repeat_index,
+                      episode_seed=seed, engine=getattr(policy, "engine", ""),
+                      sampling={"per_turn_tokens": cfg.per_turn_tokens, "token_budget": cfg.token_budget,
+                                "temperature": getattr(policy, "temperature", None)})
+    session_id: str | None = None
+    t_env = 0.0
+    try:
+        t0 = time.monotonic()
+        created = await env.reset(family, task_id=task_id, seed=seed, harness=cfg.harness, lease_s=cfg.lease_s,
+                                  policy_version=str(policy.version), **cfg.extra)
+        t_env += time.monotonic() - t0
+        session_id = created.session_id
+        tools = [t.model_dump(by_alias=True) for t in created.tools]
+        if cfg.tools is not None:
+            tools = [t for t in tools if t["name"] in cfg.tools]
+        traj.add_prompt(codec.initial(created.observation.text or created.task.prompt, tools, cfg.system))
+        finish = "max_turns"
+        for _ in range(cfg.max_turns):
+            max_tokens = budget_for_turn(cfg, len(traj.token_ids))
+            if max_tokens <= 0:  # rule 16: end before the engine could refuse an overflowing request
+                finish = "budget"
+                break
+            t0 = time.monotonic()
+            gen = await policy.generate(traj.token_ids, max_tokens)
+            traj.gen_s += time.monotonic() - t0
+            traj.num_turns += 1
+            try:
+                call = parse_tool_call(codec.decode(gen.token_ids))
+            except AgentError as e:
+                traj.add_sampled(gen.token_ids, gen.logprobs, gen.policy_version, failure="agent_error")
+                traj.num_tool_errors += 1
+                obs_text = f"error: {e.detail}"
+                if gen.finish_reason == "length" and budget_for_turn(cfg, len(traj.token_ids)) <= 0:
+                    finish = "length"
+                    break
+                _append_observation(traj, codec, gen.token_ids, obs_text)
+                continue
+            traj.add_sampled(gen.token_ids, gen.logprobs, gen.policy_version, tool=call.tool)
+            t0 = time.monotonic()
+            res = await env.step(session_id, call.tool, **call.arguments)
+            t_env += time.monotonic() - t0
+            if not res.trainable:  # env_error & co: the episode is not the policy's to be judged on
+                traj.failure_class = res.failure.value
+                traj.failure_detail = res.observation.text[:500]
+                traj.finish_reason = "error"
+                return traj
+            if res.failure != FailureClass.ok:
+                traj.num_tool_errors += 1
+                traj.turns[-1].failure = res.failure.value
+            if call.tool in cfg.final_tools or res.done:
+                finish = "stop" if call.tool in cfg.final_tools else "env_done"
+                # close the turn so the record renders as a whole conversation
+                closing = codec.closing(gen.token_ids)
+                traj.add_observation(closing)
+                break
+            _append_observation(traj, codec, gen.token_ids, res.observation.text)
+        traj.finish_reason = finish
+        t0 = time.monotonic()
+        verdict = await env.verify(session_id)
+        t_env += time.monotonic() - t0
+        traj.failure_class = verdict.failure_class.value
+        traj.failure_detail = verdict.detail[:500]
+        traj.passed = verdict.passed
+        traj.checks = [c.model_dump() for c in verdict.checks]
+        traj.reward = float(verdict.reward) if verdict.trainable else None
+    except EnvhubError as e:
+        _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail)
+    except (TimeoutError, aiohttp.ClientError, OSError) as e:
+        _fail(traj, FailureClass.unavailable.value, f"{type(e).__name__}: {e}")
+    except asyncio.CancelledError:
+        raise
+    except Exception as e:  # a policy backend fault: no policy output could have caused it
+        _fail(traj, FailureClass.unavailable.value, f"rollout crashed: {type(e).__name__}: {e}")
+    finally:
+        traj.env_s = t_env
+        if session_id is not None:
+            try:
+                await env.close_session(session_id)
+            except Exception:  # noqa: BLE001 - the lease reaps it; the trajectory stands
+                pass
+    return traj
+
+
+def _append_observation(traj: Trajectory, codec: ChatCodec, sampled: list[int], text: str) -> None:
+    traj.add_observation(codec.closing(sampled) + codec.observation(text))
+
+
+def _fail(traj: Trajectory, failure_class: str, detail: str) -> None:
+    traj.failure_class = failure_class
+    traj.failure_detail = detail[:500]
+    traj.finish_reason = "error"
+    if failure_class in UNTRAINABLE:
+        traj.reward = None
+
+
+async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, G: int, *,
+                        cfg: RolloutConfig | None = None, seed: int | None = None,
+                        limit: asyncio.Semaphore | None = None) -> list[Trajectory]:
+    """G episodes of one task, concurrently (under `limit`, the concurrency cap)."""
+    group_id = uuid.uuid4().hex[:12]
+
+    async def one(i: int) -> Trajectory:
+        if limit is None:
+            return await run_episode(env, policy, codec, task_id, cfg=cfg, seed=seed, group_id=group_id,
+                                     repeat_index=i)
+        async with limit:
+            return await run_episode(env, policy, codec, task_id, cfg=cfg, seed=seed, group_id=group_id,
+                                     repeat_index=i)
+
+    return list(await asyncio.gather(*(one(i) for i in range(G))))

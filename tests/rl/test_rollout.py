@@ -1,0 +1,136 @@
+"""Rollouts against a real db server: token exactness (rule 2), failure classes carried through,
+malformed calls as agent_error turns, the budget (rule 16), fault injection masked end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+from envhub.client import AsyncEnvClient
+from envhub.rl.codec import ChatCodec, format_call
+from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
+from envhub.rl.trajectory import read_jsonl, write_jsonl
+from tests.conftest import LiveServer, make_settings
+from tests.rl.conftest import ScriptedPolicy
+
+TASK = "db/bank/ask-balance-001"
+ANSWER = "22806.26"
+CFG = RolloutConfig(tools=["search_accounts", "submit_answer"], max_turns=4, per_turn_tokens=128)
+
+
+def enc(tok, text: str) -> list[int]:
+    return tok.encode(text, add_special_tokens=False)
+
+
+def call(tok, tool: str, **args) -> list[int]:
+    return enc(tok, format_call(tool, args)) + [tok.eos_token_id]
+
+
+def run(url: str, policy, tok, task: str = TASK, cfg: RolloutConfig = CFG):
+    async def go():
+        async with AsyncEnvClient(url, retries=0) as env:
+            return await run_episode(env, policy, ChatCodec(tok), task, cfg=cfg)
+    return asyncio.run(go())
+
+
+def test_oracle_episode_is_token_exact_and_rewarded(db_server, tokenizer) -> None:
+    """Rule 2: each prompt sent to the engine is a prefix of the final ids; the sampled ids, including
+    non-canonical ones ([88, 11222, 905] = "hello world"), sit verbatim at mask 1."""
+    tok = tokenizer
+    noncanonical = (enc(tok, '<tool_call>\n{"name": "search_accounts", "arguments": {"number": "ACC-101961", '
+                             '"note": "') + [88, 11222, 905] + enc(tok, '"}}\n</tool_call>') + [tok.eos_token_id])
+    turns = [noncanonical, call(tok, "submit_answer", answer=ANSWER)]
+    policy = ScriptedPolicy([list(t) for t in turns], tok.eos_token_id)
+    t = run(db_server.url, policy, tok)
+    assert t.failure_class == "ok" and t.reward == 1.0 and t.passed and t.finish_reason == "stop"
+    assert len(policy.prompts) == 2
+    sampled_turns = [tr for tr in t.turns if tr.role == "assistant"]
+    for prompt, tr, ids in zip(policy.prompts, sampled_turns, turns, strict=True):
+        assert t.token_ids[:len(prompt)] == prompt
+        assert tr.start == len(prompt)
+        assert t.token_ids[tr.start:tr.end] == ids
+        assert set(t.loss_mask[tr.start:tr.end]) == {1}
+        assert t.policy_version[tr.start:tr.end] == [3] * len(ids)
+    first = t.token_ids[sampled_turns[0].start:sampled_turns[0].end]
+    assert any(first[i:i + 3] == [88, 11222, 905] for i in range(len(first)))
+    assert sum(t.loss_mask) == sum(len(x) for x in turns)  # everything else is masked (rule 4)
+    assert t.prompt_len == len(policy.prompts[0])
+
+
+def test_malformed_call_is_an_agent_error_turn_not_a_crash(db_server, tokenizer) -> None:
+    tok = tokenizer
+    turns = [enc(tok, "I think the balance is high.") + [tok.eos_token_id],
+             enc(tok, '<tool_call>{"name": broken</tool_call>') + [tok.eos_token_id],
+             call(tok, "submit_answer", answer="0")]
+    policy = ScriptedPolicy(turns, tok.eos_token_id)
+    t = run(db_server.url, policy, tok)
+    assert t.num_tool_errors == 2 and [tr.failure for tr in t.turns if tr.role == "assistant"][:2] == \
+        ["agent_error", "agent_error"]
+    assert t.failure_class == "ok" and t.reward == 0.0  # judged, trainable, the wrong answer scores 0
+    assert "no tool call found" in tok.decode(policy.prompts[1][len(policy.prompts[0]):])
+
+
+def test_budget_ends_the_episode_before_the_engine(db_server, tokenizer) -> None:
+    """Rule 16: per-turn max_tokens = min(cap, budget - context); ≤ 0 → finish "budget", no engine call."""
+    tok = tokenizer
+    policy = ScriptedPolicy([call(tok, "search_accounts", number="ACC-101961")], tok.eos_token_id)
+    cfg = RolloutConfig(tools=CFG.tools, per_turn_tokens=128, token_budget=10)
+    t = run(db_server.url, policy, tok, cfg=cfg)
+    assert t.finish_reason == "budget" and policy.prompts == []
+    assert t.failure_class == "ok" and t.reward == 0.0  # out of budget is the policy's own outcome
+
+
+def test_unknown_task_is_not_trainable_and_gets_no_reward(db_server, tokenizer) -> None:
+    policy = ScriptedPolicy([], tokenizer.eos_token_id)
+    t = run(db_server.url, policy, tokenizer, task="db/bank/no-such-task")
+    assert t.failure_class != "ok" and not t.trainable and t.reward is None and t.finish_reason == "error"
+
+
+@pytest.mark.parametrize("op", ["reset", "step", "verify"])
+def test_injected_faults_are_env_errors_never_zero(tokenizer, op: str) -> None:
+    tok = tokenizer
+    with LiveServer(make_settings(families=["db"], fault_rate=1.0, fault_ops=[op])) as server:
+        policy = ScriptedPolicy([call(tok, "search_accounts", number="ACC-101961"),
+                                 call(tok, "submit_answer", answer=ANSWER)], tok.eos_token_id)
+        t = run(server.url, policy, tok)
+        assert server.hub.manager.faults.injected[op] >= 1
+    assert t.failure_class == "env_error" and t.reward is None and not t.trainable
+    assert "injected" in t.failure_detail
+
+
+def test_fault_injection_is_off_by_default() -> None:
+    assert make_settings().fault_rate == 0.0
+
+
+def test_bad_fault_ops_are_refused_clearly() -> None:
+    from envhub.server.faults import FaultInjector
+
+    with pytest.raises(ValueError, match="unknown operation"):
+        FaultInjector(make_settings(fault_rate=0.5, fault_ops=["stpe"]))
+
+
+def test_group_survives_faults_and_exports_jsonl(tokenizer, tmp_path) -> None:
+    """Half the operations fail: the group still returns G trajectories, each fault masked."""
+    tok = tokenizer
+    G = 6
+    turns = [call(tok, "submit_answer", answer=ANSWER) for _ in range(G)]
+    with LiveServer(make_settings(families=["db"], fault_rate=0.5, fault_seed=1)) as server:
+        async def go():
+            async with AsyncEnvClient(server.url, retries=0) as env:
+                return await rollout_group(env, ScriptedPolicy(turns, tok.eos_token_id), ChatCodec(tok), TASK, G,
+                                           cfg=CFG, limit=asyncio.Semaphore(3))
+        group = asyncio.run(go())
+    assert len(group) == G and len({t.group_id for t in group}) == 1
+    classes = {t.failure_class for t in group}
+    assert "env_error" in classes
+    for t in group:
+        assert (t.reward is None) == (t.failure_class == "env_error")
+        if t.failure_class == "ok":
+            assert t.reward == 1.0
+    path = tmp_path / "trajectories.jsonl"
+    assert write_jsonl(group, path) == G
+    back = list(read_jsonl(path))
+    assert [b.token_ids for b in back] == [t.token_ids for t in group]
+    assert json.loads(path.read_text().splitlines()[0])["schema_version"] == 1

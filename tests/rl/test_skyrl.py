@@ -1,0 +1,47 @@
+"""The SkyRL-Gym adapter against the installed `skyrl_gym` and a real db server."""
+
+from __future__ import annotations
+
+import pytest
+
+skyrl_gym = pytest.importorskip("skyrl_gym", reason="skyrl-gym is not installed")
+
+from envhub.rl.codec import format_call  # noqa: E402
+from envhub.rl.skyrl import EnvhubTextEnv, InfraFault, register  # noqa: E402
+from tests.conftest import LiveServer, make_settings  # noqa: E402
+
+TASK = "db/bank/ask-balance-001"
+
+
+def make(url: str) -> EnvhubTextEnv:
+    register("envhub-test")
+    return skyrl_gym.make("envhub-test", env_config={"base_url": url, "tools": ["search_accounts", "submit_answer"]},
+                          extras={"task_id": TASK})
+
+
+def test_oracle_through_skyrl_gym(db_server) -> None:
+    env = make(db_server.url)
+    try:
+        prompt, meta = env.init([])
+        assert meta["task_id"] == TASK and "ACC-101961" in prompt[-1]["content"]
+        assert "search_accounts" in prompt[0]["content"] and "deposit" not in prompt[0]["content"]
+        bad = env.step("the balance is probably fine")
+        assert bad["done"] is False and bad["observations"][0]["content"].startswith("error:")
+        out = env.step(format_call("search_accounts", {"number": "ACC-101961"}))
+        assert out["done"] is False and "22806.26" in out["observations"][0]["content"]
+        final = env.step(format_call("submit_answer", {"answer": "22806.26"}))
+        assert final["done"] is True and final["reward"] == 1.0
+    finally:
+        env.close()
+
+
+def test_infra_fault_raises_instead_of_a_zero_reward() -> None:
+    with LiveServer(make_settings(families=["db"], fault_rate=1.0, fault_ops=["verify"])) as server:
+        env = make(server.url)
+        try:
+            env.init([])
+            with pytest.raises(InfraFault) as info:
+                env.step(format_call("submit_answer", {"answer": "1"}))
+            assert info.value.failure_class == "env_error"
+        finally:
+            env.close()

@@ -1,0 +1,111 @@
+"""The policy backend and the learner on SmolLM2 (CPU, fp32): logprob consistency (rule 15), a GRPO
+step that moves probability toward the advantaged trajectory, and TRL's GRPOTrainer taking one real
+optimiser step over envhub episodes through `make_rollout_func`."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from envhub.rl.codec import ChatCodec, format_call
+from envhub.rl.policy import HFPolicy, OpenAICompletionsPolicy
+from envhub.rl.trainer import GRPOLearner, token_logprobs
+from envhub.rl.trajectory import Trajectory
+from tests.rl.conftest import ScriptedPolicy
+
+
+@pytest.fixture(scope="module")
+def model_and_tok(smollm2):
+    return smollm2
+
+
+def test_rule15_generation_logprobs_match_teacher_forcing(model_and_tok) -> None:
+    import torch
+
+    model, tok = model_and_tok
+    codec = ChatCodec(tok)
+    prompt = codec.initial("What is 2+3? Answer with a number.", [])
+    torch.manual_seed(1)
+    gen = asyncio.run(HFPolicy(model, tok).generate(prompt, 12))
+    assert 0 < len(gen.token_ids) <= 12 and len(gen.logprobs) == len(gen.token_ids)
+    with torch.no_grad():
+        lp = token_logprobs(model, [prompt + gen.token_ids])[0, len(prompt):].tolist()
+    assert max(abs(a - b) for a, b in zip(lp, gen.logprobs, strict=True)) <= 1e-4
+
+
+def test_grpo_step_raises_the_advantaged_trajectory(model_and_tok) -> None:
+    import copy
+
+    import torch
+
+    model, tok = model_and_tok
+    learner_model = copy.deepcopy(model)
+    codec = ChatCodec(tok)
+    prompt = codec.initial("Report the status of shipment TRK1.", [])
+    good, bad = (tok.encode(format_call("submit_answer", {"answer": a}), add_special_tokens=False) + [tok.eos_token_id]
+                 for a in ("delivered", "no idea"))
+    with torch.no_grad():
+        before = [token_logprobs(learner_model, [prompt + ids])[0, len(prompt):] for ids in (good, bad)]
+    trajs = []
+    for ids, lp, adv in ((good, before[0], 1.0), (bad, before[1], -1.0)):
+        t = Trajectory(task_id="db/x", env="db", reward=max(adv, 0.0))
+        t.add_prompt(prompt)
+        t.add_sampled(ids, lp.tolist(), 0)
+        t.advantage = adv
+        trajs.append(t)
+    learner = GRPOLearner(learner_model, lr=1e-5)
+    metrics = learner.step(trajs)
+    assert metrics["tokens"] == len(good) + len(bad) and learner.version == 1
+    with torch.no_grad():
+        after = [token_logprobs(learner_model, [prompt + ids])[0, len(prompt):] for ids in (good, bad)]
+    assert after[0].sum() > before[0].sum()
+    assert after[1].sum() < before[1].sum()
+    policy = HFPolicy(copy.deepcopy(model), tok)
+    policy.push(learner.weights(), learner.version)  # weights travel to the actor by version
+    assert policy.version == 1
+    actor, learned = policy.model.state_dict(), learner_model.state_dict()
+    assert all(torch.equal(actor[k], learned[k]) for k in learned)
+    assert not torch.equal(learned["model.norm.weight"], model.state_dict()["model.norm.weight"])
+
+
+def test_openai_completions_answer_is_parsed_token_exact() -> None:
+    body = {"choices": [{"token_ids": [88, 11222, 905, 2], "finish_reason": "stop",
+                         "logprobs": {"token_logprobs": [-0.1, -0.2, -0.3, -0.4]}}]}
+    gen = OpenAICompletionsPolicy.parse(body, 7)
+    assert gen.token_ids == [88, 11222, 905, 2] and gen.policy_version == 7 and gen.finish_reason == "stop"
+    with pytest.raises(RuntimeError, match="no token ids"):
+        OpenAICompletionsPolicy.parse({"choices": [{"text": "hello world"}]}, 0)
+
+
+def test_trl_grpo_trainer_takes_a_real_step_over_envhub(model_and_tok, db_server, tmp_path) -> None:
+    import copy
+
+    import torch
+
+    trl = pytest.importorskip("trl")
+    datasets = pytest.importorskip("datasets")
+    from envhub.rl.rollout import RolloutConfig
+    from envhub.rl.trl import envhub_reward, make_rollout_func
+
+    model, tok = model_and_tok
+    model = copy.deepcopy(model)
+    right, wrong = (tok.encode(format_call("submit_answer", {"answer": a}), add_special_tokens=False)
+                    + [tok.eos_token_id] for a in ("22806.26", "0"))
+    policy = ScriptedPolicy([right, wrong], tok.eos_token_id, version=0)
+    rollout = make_rollout_func(db_server.url, tok, policy=policy,
+                                cfg=RolloutConfig(tools=["search_accounts", "submit_answer"], max_turns=1))
+    args = trl.GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=1,
+                          use_cpu=True, report_to=[], logging_steps=1, max_completion_length=64, learning_rate=1e-4,
+                          save_strategy="no", bf16=False, beta=0.0)
+    trainer = trl.GRPOTrainer(model=model, reward_funcs=envhub_reward, args=args, processing_class=tok,
+                              train_dataset=datasets.Dataset.from_dict({"prompt": ["db/bank/ask-balance-001"]}),
+                              rollout_func=rollout)
+    before = {k: v.detach().clone() for k, v in model.named_parameters()}
+    trainer.train()
+    assert trainer.state.global_step == 1
+    assert policy.turns == []  # both completions came from envhub episodes
+    changed = sum(not torch.equal(before[k], v) for k, v in model.named_parameters())
+    assert changed > 0
+    logged = trainer.state.log_history[0]
+    assert logged["reward"] == pytest.approx(0.5)  # one right (1), one wrong (0)
