@@ -3,6 +3,8 @@ and agree; the bounds hold even where a declaration says nothing."""
 
 from __future__ import annotations
 
+import os
+
 import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +14,7 @@ from envhub import families
 from envhub.tools import InvalidArguments, Param, Tool, check_object
 from tests.core.test_tool_fuzz import arguments, broken
 
+EXAMPLES = 150 if os.environ.get("ENVHUB_FUZZ") == "long" else 20  # per tool (about 200 tools)
 #: Rules JSON Schema cannot carry; the check adds them (and says so in its message).
 EXTRA_RULES = ("Unicode", "NUL", "must lie between", "not a calendar", "decimal places",
                "finite")  # JSON has no NaN; Python's json reads it, and every bound compares False with it
@@ -47,7 +50,7 @@ def test_each_schema_is_valid_json_schema(tool: Tool) -> None:
 def test_the_check_and_the_advertised_schema_agree(tool: Tool) -> None:
     validator = jsonschema.Draft202012Validator(tool.spec().input_schema)
 
-    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=EXAMPLES, deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(args=st.one_of(arguments(tool.params), broken(tool.params)))
     def agree(args: dict) -> None:
         by_schema = validator.is_valid(args)
