@@ -88,23 +88,43 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         with EnvClient(url) as client:
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
-                 "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
+                 "validation": t["validation"]["status"], "group": _group(t["metadata"]),
+                 "unavailable": t.get("unavailable")} for t in served]
         catalog = None
     else:
+        from envhub import families
+
         catalog = Catalog(get_settings().tasks_dir)
+        tasks = catalog.filter(env=env)
+        loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
-                 "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
+                 "validation": catalog.status(t), "group": _group(t.config.metadata),
+                 "unavailable": _missing(loaded, t)} for t in tasks]
     if as_json:
         _print_json(rows)
         return
     table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else ""))
-    for col in ("id", "group", "difficulty", "validation", "title"):
+    for col in ("id", "group", "difficulty", "validation", "runs here", "title"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]), r["title"])
+        table.add_row(r["id"], r["group"], r["difficulty"], _status_style(r["validation"]),
+                      "[red]no[/red]" if r["unavailable"] else "[green]yes[/green]", r["title"])
     console.print(table)
+    fixes: dict[str, list[str]] = {}
+    for r in rows:
+        if r["unavailable"]:
+            fixes.setdefault(f"{r['unavailable']['reason']}; fix: {r['unavailable']['fix']}", []).append(r["id"])
+    for why, ids in fixes.items():
+        console.print(f"[red]{len(ids)} task(s) cannot run here[/red]: {why}")
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _missing(loaded: dict[str, Any], task: Any) -> dict[str, str] | None:
+    """What this machine lacks to run `task` (None when it can, or when its family is not installed)."""
+    family = loaded.get(task.family)
+    missing = family.availability(task) if family else None
+    return missing.model_dump() if missing else None
 
 
 def _group(md: dict[str, Any]) -> str:

@@ -13,6 +13,7 @@ wire, so the server translates exceptions to answers in exactly one place
     ├── TaskInvalid (ValueError)           task_invalid: the task itself is broken
     │   └── TaskFormatError                a task folder does not match the schema
     ├── Unavailable (RuntimeError)         unavailable: at capacity, retry later
+    │   └── RequirementMissing             this machine lacks what the task needs (a toolchain)
     └── RequestError (ValueError)          a malformed request: no failure class, a 4xx
         ├── NotFound (LookupError)         unknown session, task or environment
         └── PayloadTooLarge
@@ -108,6 +109,12 @@ class Unavailable(EnvhubError, RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class RequirementMissing(Unavailable):
+    """The task needs something this machine lacks; `fix` is the command that installs it."""
+
+    code = "requirement_missing"
+
+
 class RequestError(EnvhubError, ValueError):
     status = 400
     code = "bad_request"
@@ -135,6 +142,6 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
-        TaskInvalid, TaskFormatError, Unavailable, RequestError, NotFound, PayloadTooLarge,
+        TaskInvalid, TaskFormatError, Unavailable, RequirementMissing, RequestError, NotFound, PayloadTooLarge,
     )
 }

@@ -148,6 +148,13 @@ class ValidationSummary(BaseModel):
     validated_at: datetime | None = None
 
 
+class MissingRequirement(BaseModel):
+    """Why a family or task cannot run on this machine, and the command that fixes it."""
+
+    reason: str
+    fix: str
+
+
 class TaskInfo(_Response):
     """Public facts about a task; never the hidden tests, solution or expected state."""
 
@@ -159,6 +166,8 @@ class TaskInfo(_Response):
     tags: list[str]
     metadata: dict[str, Any]
     validation: ValidationSummary
+    #: Set when this machine lacks what the task needs (a reset answers 503 with it).
+    unavailable: MissingRequirement | None = None
 
 
 class TaskList(_Response):
@@ -173,6 +182,11 @@ class EnvInfo(_Response):
     validated: int
     rejected: int
     tools: list[ToolSpec]
+    #: "available", "partial" (some tasks cannot run here) or "unavailable" (none can).
+    availability: Literal["available", "partial", "unavailable"] = "available"
+    #: What the family lacks on this machine and the command that fixes it.
+    unavailable: MissingRequirement | None = None
+    unavailable_tasks: int = 0
 
 
 class EnvList(_Response):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -26,10 +27,23 @@ def load(task_id: str) -> Task:
     return Task.load(REPO_ROOT / "tasks" / task_id)
 
 
+def required(language: str) -> bool:
+    """Whether the set-up was to install this toolchain: `make test` sets ENVHUB_SWE_REQUIRED from
+    ENVHUB_SWE_LANGUAGES ("all" by default, "python,go" for a light install, "none")."""
+    wanted = os.environ.get("ENVHUB_SWE_REQUIRED", "").replace(",", " ").split()
+    return "all" in wanted or language in wanted
+
+
 def require_toolchain(language: str) -> None:
+    """Skip a test whose toolchain is absent, unless the set-up was to install it: then fail, so a
+    broken install never passes as a row of skips."""
     if not toolchain_present(language):
         tc = toolchains.TOOLCHAINS[language]
-        pytest.skip(f"{language} toolchain absent (`{tc.check}` fails): envhub toolchains install {language}")
+        why = f"{language} toolchain absent (`{tc.check}` fails): envhub toolchains install {language}"
+        if required(language):
+            pytest.fail(f"{why}; the set-up was to install it (ENVHUB_SWE_REQUIRED={os.environ['ENVHUB_SWE_REQUIRED']})",
+                        pytrace=False)
+        pytest.skip(why)
 
 
 @pytest.fixture
