@@ -27,8 +27,12 @@ def family_availability(hub: Hub, name: str) -> tuple[str, MissingRequirement | 
     how many of its tasks cannot run."""
     family = hub.manager.family(name)
     tasks = hub.catalog.for_family(name)
+    lacking = [m for m in (family.availability(t) for t in tasks) if m is not None]
+    cannot = len(lacking)
     missing = family.availability()
-    cannot = sum(family.availability(t) is not None for t in tasks)
+    if missing is None and lacking:  # the family says nothing itself: sum up its tasks' reasons
+        missing = MissingRequirement(reason="; ".join(dict.fromkeys(m.reason for m in lacking)),
+                                     fix=" && ".join(dict.fromkeys(m.fix for m in lacking)))
     if (tasks and cannot == len(tasks)) or (missing and not tasks):
         return "unavailable", missing, cannot
     return ("partial" if cannot or missing else "available"), missing, cannot
