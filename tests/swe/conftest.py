@@ -8,6 +8,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
 from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
@@ -44,6 +45,23 @@ def require_toolchain(language: str) -> None:
             pytest.fail(f"{why}; the set-up was to install it (ENVHUB_SWE_REQUIRED={os.environ['ENVHUB_SWE_REQUIRED']})",
                         pytrace=False)
         pytest.skip(why)
+
+
+#: A task whose toolchain is present (python) and a copy of a go task whose `toolchain.check`
+#: names a command that does not exist: a real lacking toolchain, for the availability tests.
+GOOD, LACKING = "swe/python/interval-merge", "swe/go/lru-evict"
+NO_SUCH = "command -v envhub-no-such-toolchain"
+
+
+def lacking_tasks(root: Path, with_good: bool = True) -> Path:
+    """A tasks root holding LACKING (and GOOD unless `with_good` is false)."""
+    for task_id in ([GOOD] if with_good else []) + [LACKING]:
+        shutil.copytree(REPO_ROOT / "tasks" / task_id, root / task_id)
+    config = root / LACKING / "task.yaml"
+    data = yaml.safe_load(config.read_text())
+    data["metadata"]["toolchain"]["check"] = NO_SUCH
+    config.write_text(yaml.safe_dump(data, sort_keys=False))
+    return root
 
 
 @pytest.fixture
