@@ -194,24 +194,26 @@ def install(languages: list[str] | None, *, dry_run: bool = False, echo=print,  
     `progress(phase, percent, detail)` is called as apt reports it ("download" then "install"),
     read from apt's machine-readable status stream (`APT::Status-Fd`), not its console text."""
     packages = packages_for(languages)
-    sizes = package_sizes(packages)
     have = installed(packages)
     missing = [p for p in packages if not have[p]]
-    result = {"packages": packages, "missing": missing, "sizes_kib": sizes, "seconds": 0.0, "ok": True,
+    result = {"packages": packages, "missing": missing, "sizes_kib": {}, "seconds": 0.0, "ok": True,
               "unpacked": 0, "download_bytes": 0}
     if not missing and not dry_run:  # the common case on a second `make up`: one line
         echo(f"  all {len(packages)} packages installed")
         return result
+    started = time.monotonic()
+    todo = None
+    if missing:
+        try:
+            todo = plan(missing)
+        except RuntimeError:  # a fresh machine has no package lists yet (or stale ones)
+            _apt_update()
+            todo = plan(missing)
+    result["sizes_kib"] = sizes = package_sizes(packages)
     for p in packages:
         echo(f"  {p:32} {sizes[p] / 1024:8.1f} MiB  {'installed' if have[p] else 'to install'}")
-    if not missing:
+    if todo is None:
         return result
-    started = time.monotonic()
-    try:
-        todo = plan(missing)
-    except RuntimeError:  # a fresh machine has no package lists yet (or stale ones)
-        _apt_update()
-        todo = plan(missing)
     result.update(unpacked=len(todo.packages), download_bytes=todo.download_bytes)
     echo(f"  {len(missing)} to install: {len(todo.packages)} packages with their dependencies, "
          f"{todo.download_bytes / 1e6:.1f} MB to download")
