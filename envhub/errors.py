@@ -60,6 +60,11 @@ class EnvhubError(Exception):
         self.detail = detail
         self.extra = extra
 
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed later on its own (by default, as its failure class says)."""
+        return bool(self.failure_class and self.failure_class.retryable)
+
 
 class AgentError(EnvhubError, ValueError):
     failure_class = FailureClass.agent_error
@@ -110,9 +115,14 @@ class Unavailable(EnvhubError, RuntimeError):
 
 
 class RequirementMissing(Unavailable):
-    """The task needs something this machine lacks; `fix` is the command that installs it."""
+    """The task needs something this machine lacks; `fix` is the command that installs it. Not
+    retryable: the same call fails until someone runs the fix."""
 
     code = "requirement_missing"
+
+    @property
+    def retryable(self) -> bool:
+        return False
 
 
 class RequestError(EnvhubError, ValueError):

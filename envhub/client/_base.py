@@ -36,7 +36,7 @@ def error_from(status: int, body: Any, retry_after: str | None) -> EnvhubError:
 
 def should_retry(exc: BaseException) -> bool:
     """Retry capacity refusals and connection faults; never a judged answer or an agent error."""
-    return isinstance(exc, Unavailable) or not isinstance(exc, EnvhubError)
+    return (isinstance(exc, Unavailable) and exc.retryable) or not isinstance(exc, EnvhubError)
 
 
 def backoff(attempt: int, exc: BaseException) -> float:

@@ -18,6 +18,8 @@ from pathlib import Path
 import httpx
 import pytest
 
+from envhub.client import EnvClient
+from envhub.errors import RequirementMissing
 from environments.swe import toolchains
 from environments.swe.family import SweFamily
 from tests.conftest import LiveServer, make_settings
@@ -65,9 +67,14 @@ def test_reset_of_a_lacking_task_is_a_503_before_any_sandbox(server: LiveServer)
     assert r.status_code == 503 and r.headers["content-type"].startswith("application/problem+json")
     problem = r.json()
     assert problem["code"] == "requirement_missing" and problem["failure_class"] == "unavailable"
+    assert problem["retryable"] is False  # the same reset fails until someone runs the fix
     assert problem["fix"] == "envhub toolchains install go" and "go toolchain is missing" in problem["reason"]
     assert "envhub toolchains install go" in problem["detail"]
     assert server.hub.manager.active == 0 and _sandboxes(server) == before
+
+    with EnvClient(server.url) as client:  # the client raises it at once, without retrying
+        with pytest.raises(RequirementMissing, match="envhub toolchains install go"):
+            client.reset("swe", task_id=LACKING)
 
     # A reset without a task id draws among the tasks that can run: this seed alone would draw the lacking one.
     tasks = server.hub.catalog.for_family("swe")
