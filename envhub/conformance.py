@@ -81,8 +81,8 @@ class ConformanceSuite:
         tasks = self.http.get("/v1/tasks", params={"env": self.env}).json()["tasks"]
         for t in tasks:
             assert t["env"] == self.env and "validation" in t
-            hidden = set(t) - {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation",
-                               "unavailable"}
+            hidden = set(t) - {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata",
+                               "validation", "unavailable"}
             assert not hidden, f"task info exposes {hidden}"
         self._problem(self.http.get("/v1/tasks/no/such-task"), 404)
 

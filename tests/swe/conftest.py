@@ -42,8 +42,8 @@ def require_toolchain(language: str) -> None:
         tc = toolchains.TOOLCHAINS[language]
         why = f"{language} toolchain absent (`{tc.check}` fails): envhub toolchains install {language}"
         if required(language):
-            pytest.fail(f"{why}; the set-up was to install it (ENVHUB_SWE_REQUIRED={os.environ['ENVHUB_SWE_REQUIRED']})",
-                        pytrace=False)
+            wanted = os.environ["ENVHUB_SWE_REQUIRED"]
+            pytest.fail(f"{why}; the set-up was to install it (ENVHUB_SWE_REQUIRED={wanted})", pytrace=False)
         pytest.skip(why)
 
 
