@@ -6,6 +6,7 @@
 # Usage (root, a running Docker engine): benchmarks/fresh_machine.sh
 #   ENVHUB_SWE_LANGUAGES=python,go   passed through (a light install)
 #   TEST_TIMEOUT_S=1800              stop `make test` after this long (0: no limit)
+#   TEST_UNTIL=<epoch seconds>       ... or at this time (whichever is set; for a measurement with a deadline)
 #
 # The container is --privileged (a machine where we are root: bubblewrap needs user namespaces and a
 # fresh /proc) and on the host network (apt and PyPI; the server listens on a free port). Where the
@@ -55,6 +56,7 @@ wait "$UP" || true
 
 T=$SECONDS
 limit=${TEST_TIMEOUT_S:-0}
+if [ -n "${TEST_UNTIL:-}" ]; then limit=$((TEST_UNTIL - $(date +%s))); fi
 rc=0
 in_box bash -c "timeout $([ "$limit" = 0 ] && echo infinity || echo "${limit}s") make test > /root/make-test.log 2>&1" || rc=$?
 TEST_S=$((SECONDS - T))
