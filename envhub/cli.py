@@ -410,13 +410,20 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if catalog.status(t) == "validated"]
         tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
+    # A task this machine cannot run is not judged (a missing toolchain is no verdict on the task).
+    from envhub import families
+
+    loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
+    lacking = {t.id: m for t in tasks if (m := _missing(loaded, t))}
+    tasks = [t for t in tasks if t.id not in lacking]
     reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json))
     broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
               if not env or f"/{env}/" in str(p)]
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
             "validated": sum(r.status == "validated" for r in reports),
             "rejected": sum(r.status == "rejected" for r in reports) + len(broken),
-            "timings": _timings([(r.task_id, r.seconds) for r in reports])}
+            "timings": _timings([(r.task_id, r.seconds) for r in reports]),
+            "unavailable": [{"task": task_id, **m} for task_id, m in lacking.items()]}
     if report:
         report.write_text(json.dumps(data, indent=2))
     if as_json:
@@ -437,7 +444,10 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                     console.print(f"[red]{r.task_id}[/red] {f.check}: {f.detail}", markup=True)
         for b in broken:
             console.print(f"[red]broken[/red] {b['task_folder']}: {b['detail']}")
-    if data["rejected"]:
+        for task_id, m in lacking.items():
+            console.print(f"[red]{task_id}[/red] not validated (cannot run here, no record written): "
+                          f"{m['reason']}; fix: {m['fix']}")
+    if data["rejected"] or lacking:
         raise typer.Exit(1)
 
 

@@ -126,3 +126,16 @@ def test_make_test_fails_where_the_setup_was_to_install(monkeypatch: pytest.Monk
     with pytest.raises(BaseException) as skipped:
         require_toolchain("cobol")
     assert skipped.type is pytest.skip.Exception and "envhub toolchains install cobol" in str(skipped.value)
+
+
+def test_validate_does_not_judge_a_task_this_machine_cannot_run(tasks_dir: Path):
+    """A missing toolchain is no verdict on the task: no rejected record is written, and it fails loudly."""
+    record = tasks_dir / LACKING / "validation.json"
+    before = record.read_bytes()
+    env = {**os.environ, "ENVHUB_TASKS_DIR": str(tasks_dir)}
+    done = subprocess.run([str(Path(sys.executable).parent / "envhub"), "validate", LACKING, "--json"], env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 1, done.stderr[-2000:]
+    data = json.loads(done.stdout)
+    assert data["tasks"] == [] and data["unavailable"][0]["fix"] == "envhub toolchains install go"
+    assert record.read_bytes() == before
