@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 started=$SECONDS
 
-APT_PACKAGES=(bubblewrap python3 git ca-certificates curl make gcc libc6-dev patch diffutils findutils util-linux
+APT_PACKAGES=(bubblewrap python3 python3-venv git ca-certificates curl make gcc libc6-dev patch diffutils findutils util-linux
               tar gzip bzip2 xz-utils zip unzip jq
               sqlite3 procps file bc
               postgresql libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui python3-uno
