@@ -112,21 +112,34 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
             _check_env(env, [e["name"] for e in client.envs()])
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
-                 "validation": t["validation"]["status"], "group": _group(t["metadata"])} for t in served]
+                 "validation": t["validation"]["status"], "group": _group(t["metadata"]),
+                 "unavailable": t.get("unavailable")} for t in served]
         catalog = None
     else:
         _check_env(env)
+        from envhub import families
+
         catalog = Catalog(get_settings().tasks_dir)
+        tasks = catalog.filter(env=env)
+        loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
-                 "validation": catalog.status(t), "group": _group(t.config.metadata)} for t in catalog.filter(env=env)]
+                 "validation": catalog.status(t), "group": _group(t.config.metadata),
+                 "unavailable": _missing(loaded, t)} for t in tasks]
     if as_json:
         _print_json(rows)
         return
-    cells = [{**r, "validation": _status_style(r["validation"])} for r in rows]
+    cells = [{**r, "validation": _status_style(r["validation"]),
+              "runs here": "[red]no[/red]" if r["unavailable"] else "[green]yes[/green]"} for r in rows]
     table = _fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
-                          ["id", "group", "difficulty", "validation", "title"], spare=["group", "difficulty", "title"],
-                          flex=["group", "title"])
+                          ["id", "group", "difficulty", "validation", "runs here", "title"],
+                          spare=["group", "difficulty", "title"], flex=["group", "title"])
     console.print(table)
+    fixes: dict[str, list[str]] = {}
+    for r in rows:
+        if r["unavailable"]:
+            fixes.setdefault(f"{r['unavailable']['reason']}; fix: {r['unavailable']['fix']}", []).append(r["id"])
+    for why, ids in fixes.items():
+        console.print(f"[red]{len(ids)} task(s) cannot run here[/red]: {why}")
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
 
@@ -161,6 +174,13 @@ def _fitted_table(title: str, rows: list[dict[str, str]], columns: list[str], *,
     for r in rows:
         table.add_row(*(r[c] for c in shown))
     return table
+
+
+def _missing(loaded: dict[str, Any], task: Any) -> dict[str, str] | None:
+    """What this machine lacks to run `task` (None when it can, or when its family is not installed)."""
+    family = loaded.get(task.family)
+    missing = family.availability(task) if family else None
+    return missing.model_dump() if missing else None
 
 
 def _group(md: dict[str, Any]) -> str:
@@ -509,13 +529,20 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if catalog.status(t) == "validated"]
         tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
+    # A task this machine cannot run is not judged (a missing toolchain is no verdict on the task).
+    from envhub import families
+
+    loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
+    lacking = {t.id: m for t in tasks if (m := _missing(loaded, t))}
+    tasks = [t for t in tasks if t.id not in lacking]
     reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json, jobs=jobs))
     broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
               if not env or f"/{env}/" in str(p)]
     data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
             "validated": sum(r.status == "validated" for r in reports),
             "rejected": sum(r.status == "rejected" for r in reports) + len(broken),
-            "timings": _timings([(r.task_id, r.seconds) for r in reports])}
+            "timings": _timings([(r.task_id, r.seconds) for r in reports]),
+            "unavailable": [{"task": task_id, **m} for task_id, m in lacking.items()]}
     if report:
         report.write_text(json.dumps(data, indent=2))
     if as_json:
@@ -536,7 +563,10 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                     console.print(f"[red]{r.task_id}[/red] {f.check}: {f.detail}", markup=True)
         for b in broken:
             console.print(f"[red]broken[/red] {b['task_folder']}: {b['detail']}")
-    if data["rejected"]:
+        for task_id, m in lacking.items():
+            console.print(f"[red]{task_id}[/red] not validated (cannot run here, no record written): "
+                          f"{m['reason']}; fix: {m['fix']}")
+    if data["rejected"] or lacking:
         raise typer.Exit(1)
 
 

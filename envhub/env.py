@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
 from envhub.errors import AgentError
-from envhub.spec import Observation, ToolCall, ToolSpec
+from envhub.spec import MissingRequirement, Observation, ToolCall, ToolSpec
 from envhub.tools import Tool
 
 if TYPE_CHECKING:
@@ -133,6 +133,12 @@ class Family(ABC):
 
     async def shutdown(self) -> None:  # noqa: B027 - optional hook
         """Called once when a server stops."""
+
+    def availability(self, task: Task | None = None) -> MissingRequirement | None:
+        """What this machine lacks to run the family (`task=None`) or one task, with the command
+        that fixes it; None when it can run. A reset checks it before making anything, and
+        `/ready`, `/v1/envs`, the registry page and `envhub list` show it. Called often: cache."""
+        return None
 
     @abstractmethod
     def make(self, ctx: EnvContext) -> Environment:

@@ -14,6 +14,7 @@ wire, so the server translates exceptions to answers in exactly one place
     │   └── TaskFormatError                a task folder does not match the schema
     ├── Unavailable (RuntimeError)         unavailable: at capacity, retry later
     │   └── QuotaExceeded                  429: the API key's session quota is in use
+    │   └── RequirementMissing             this machine lacks what the task needs (a toolchain)
     └── RequestError (ValueError)          a malformed request: no failure class, a 4xx
         ├── InvalidRequest                 422: a field of the request has the wrong type or value
         ├── Unauthorized (PermissionError) 401: no API key, or an unknown one
@@ -78,6 +79,11 @@ class EnvhubError(Exception):
                 self.status = known.status  # ...which brings the status of the class it names
         self.extra = extra
 
+    @property
+    def retryable(self) -> bool:
+        """Whether the same call may succeed later on its own (by default, as its failure class says)."""
+        return bool(self.failure_class and self.failure_class.retryable)
+
 
 class AgentError(EnvhubError, ValueError):
     failure_class = FailureClass.agent_error
@@ -130,6 +136,15 @@ class Unavailable(EnvhubError, RuntimeError):
 class QuotaExceeded(Unavailable):
     status = 429
     code = "quota_exceeded"
+class RequirementMissing(Unavailable):
+    """The task needs something this machine lacks; `fix` is the command that installs it. Not
+    retryable: the same call fails until someone runs the fix."""
+
+    code = "requirement_missing"
+
+    @property
+    def retryable(self) -> bool:
+        return False
 
 
 class RequestError(EnvhubError, ValueError):
@@ -189,7 +204,7 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
-        TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequestError, InvalidRequest, Unauthorized,
+        TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError, InvalidRequest, Unauthorized,
         Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }

@@ -198,6 +198,11 @@ class HarnessStats(BaseModel):
     episodes: int
     failure_classes: dict[str, int]
     mean_reward: float | None = Field(description="Over judged, trainable episodes; null when there are none.")
+class MissingRequirement(BaseModel):
+    """Why a family or task cannot run on this machine, and the command that fixes it."""
+
+    reason: str
+    fix: str
 
 
 class TaskInfo(_Response):
@@ -214,6 +219,8 @@ class TaskInfo(_Response):
     by_harness: dict[str, HarnessStats] = Field(default_factory=dict, description=(
         "Recorded episodes per harness skin (on a single task's answer): where the rewards differ, a model "
         "depends on a tool schema."))
+    #: Set when this machine lacks what the task needs (a reset answers 503 with it).
+    unavailable: MissingRequirement | None = None
 
 
 class TaskList(_Response):
@@ -230,6 +237,11 @@ class EnvInfo(_Response):
     tools: list[ToolSpec]
     harnesses: dict[str, str | None] = Field(default_factory=dict, description=(
         "Each harness skin a reset may ask for: null when it can present this environment, else why not."))
+    #: "available", "partial" (some tasks cannot run here) or "unavailable" (none can).
+    availability: Literal["available", "partial", "unavailable"] = "available"
+    #: What the family lacks on this machine and the command that fixes it.
+    unavailable: MissingRequirement | None = None
+    unavailable_tasks: int = 0
 
 
 class EnvList(_Response):

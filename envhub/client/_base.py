@@ -70,7 +70,7 @@ def explain(err: BaseException, configured: bool) -> BaseException:
 
 def should_retry(exc: BaseException) -> bool:
     """Retry capacity refusals and connection faults; never a judged answer or an agent error."""
-    return isinstance(exc, Unavailable) or not isinstance(exc, EnvhubError)
+    return (isinstance(exc, Unavailable) and exc.retryable) or not isinstance(exc, EnvhubError)
 
 
 def backoff(attempt: int, exc: BaseException) -> float:

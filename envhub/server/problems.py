@@ -33,7 +33,7 @@ def _problem(exc: BaseException) -> Problem:
         extra = {k: v for k, v in exc.extra.items() if k not in Problem.model_fields}
         return Problem(type=f"https://envhub.dev/problems/{exc.code}", title=exc.code.replace("_", " "),
                        status=exc.status, detail=exc.detail, code=exc.code, failure_class=fc,
-                       retryable=bool(fc and fc.retryable), **extra)
+                       retryable=exc.retryable, **extra)
     if isinstance(exc, RequestValidationError):
         first = exc.errors()[0] if exc.errors() else {}
         where = ".".join(str(p) for p in first.get("loc", ()))

@@ -35,6 +35,7 @@ from envhub.errors import (
     NotFound,
     QuotaExceeded,
     RequestError,
+    RequirementMissing,
     Unavailable,
 )
 from envhub.harness import Skin
@@ -200,9 +201,13 @@ class SessionManager:
         family = self.family(req.env)
         if caller is not None:
             caller.check_family(family.name)
-        task = self.catalog.get(req.task_id) if req.task_id else self.catalog.sample(req.env, req.seed)
+        task = (self.catalog.get(req.task_id) if req.task_id
+                else self.catalog.sample(req.env, req.seed, keep=lambda t: family.availability(t) is None))
         if task.family != family.name:
             raise RequestError(f"task {task.id!r} belongs to {task.family!r}, not {req.env!r}")
+        if (missing := family.availability(task)) is not None:  # before any sandbox is made
+            raise RequirementMissing(f"{task.id} cannot run on this server: {missing.reason}; fix: {missing.fix}",
+                                     retry_after_s=60, reason=missing.reason, fix=missing.fix)
         if self.active >= self.settings.max_sessions:  # refuse before taking any resource
             metrics.REFUSED.inc()
             raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions", retry_after_s=1.0)

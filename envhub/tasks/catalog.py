@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import random
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import cached_property
 from pathlib import Path
 
@@ -48,11 +48,14 @@ class Catalog:
     def for_family(self, family: str) -> list[Task]:
         return [t for t in self.tasks.values() if t.family == family]
 
-    def sample(self, family: str, seed: int | None) -> Task:
+    def sample(self, family: str, seed: int | None, keep: Callable[[Task], bool] | None = None) -> Task:
+        """A task of `family` drawn by `seed`, among those `keep` accepts (all when none does, so
+        the caller can say why the one drawn cannot run)."""
         tasks = self.for_family(family)
         if not tasks:
             raise NotFound(f"environment {family!r} has no tasks", kind="task", name=family)
-        return random.Random(seed).choice(tasks)
+        kept = [t for t in tasks if keep(t)] if keep else tasks
+        return random.Random(seed).choice(kept or tasks)
 
     def status(self, task: Task) -> str:
         return validation_status(task)

@@ -4,9 +4,11 @@ the main CLI as a Typer sub-app)."""
 from __future__ import annotations
 
 import json
+import time
 
 import typer
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from environments.swe import toolchains
@@ -37,15 +39,34 @@ def list_cmd(languages: list[str] = typer.Argument(None, help="Languages (defaul
 @app.command("install")
 def install_cmd(languages: list[str] = typer.Argument(None, help="Languages (default: all 18)."),
                 dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be installed.")) -> None:
-    """Install toolchains with apt-get (lists package sizes first)."""
+    """Install toolchains with apt-get (idempotent): sizes first, then a progress bar."""
+    progress = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[detail]}"),
+                        TimeElapsedColumn(), console=console)
+    bars: dict[str, TaskID] = {}
+    logged: dict[str, int] = {}
+    started = time.monotonic()
+
+    def show(phase: str, percent: float, detail: str) -> None:
+        if phase not in bars:
+            bars[phase] = progress.add_task(phase, total=100, detail="")
+        progress.update(bars[phase], completed=percent, detail=detail[:40])
+        if not console.is_terminal and int(percent) // 10 > logged.get(phase, -1):  # a log: a line per 10%
+            logged[phase] = int(percent) // 10
+            console.print(f"  {phase} {percent:3.0f}%  {detail}  ({time.monotonic() - started:.0f} s)")
+
     try:
-        result = toolchains.install(languages or None, dry_run=dry_run, echo=console.print)
+        with progress:
+            result = toolchains.install(languages or None, dry_run=dry_run, echo=console.print, progress=show)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from e
+    except RuntimeError as e:  # apt cannot plan the install (unknown package, broken lists)
+        console.print(f"[red]{e}[/red]")
+        raise typer.Exit(1) from e
     if not result["ok"]:
         raise typer.Exit(1)
     if result["missing"] and not dry_run:
-        console.print(f"installed in {result['seconds']} s")
+        console.print(f"installed {result['unpacked']} packages ({result['download_bytes'] / 1e6:.0f} MB downloaded) "
+                      f"in {result['seconds']:.0f} s")
     bad = [r.language for r in toolchains.list_toolchains(languages or None) if not r.present]
     if bad and not dry_run:
         console.print(f"[red]still missing after install: {', '.join(bad)}[/red]")

@@ -4,7 +4,8 @@ For each task: the gold patch resolves it (every FAIL_TO_PASS and PASS_TO_PASS t
 an empty patch does not (FAIL_TO_PASS fails, PASS_TO_PASS still passes, so the task is not
 vacuous). Runs go through `verifiers.swe.grade`, exactly as the verifier sandbox does (copy
 without `.git`, protected paths restored, test patch applied, report parsed). A task whose
-toolchain is absent is skipped with the install command; the grader says so with `EnvFault`.
+toolchain is absent is skipped with the install command (failed where the set-up was to install
+it, see `tests/swe/conftest.py`); with the toolchain present, an `EnvFault` is a failure.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
 from environments.swe.repo import clone_base
 from tests.conftest import make_settings
-from verifiers import EnvFault
+from tests.swe.conftest import require_toolchain
 from verifiers.swe import Grade, apply_patch, grade
 
 TASK_IDS = [
@@ -52,11 +53,9 @@ def checkout(request: pytest.FixtureRequest) -> Iterator[tuple[Task, Path]]:
 
 
 def _grade(task: Task, repo: Path) -> Grade:
+    require_toolchain(task.config.metadata["language"])  # present: an EnvFault from here on is a failure
     grade.cache_clear()
-    try:
-        return grade(repo, task.path)
-    except EnvFault as e:
-        pytest.skip(f"{task.config.metadata['language']} toolchain absent: {e}")
+    return grade(repo, task.path)
 
 
 def test_task_ids_cover_nine_languages():
@@ -102,13 +101,12 @@ async def swe_hub() -> AsyncIterator[Hub]:
 async def test_oracle_resolves_and_noop_does_not_through_the_hub(swe_hub: Hub, task_id: str):
     m = swe_hub.manager
     task = Task.load(REPO_ROOT / "tasks" / task_id)
+    require_toolchain(task.config.metadata["language"])
     oracle = await m.create(ResetRequest(env="swe", task_id=task_id))
     for action in swe_hub.families["swe"].oracle_actions(task):
         r = await m.step(oracle.session_id, StepRequest(action=action))
         assert r.failure == "ok", r.observation.text
     v = await m.verify(oracle.session_id)
-    if v.failure_class == "env_error":
-        pytest.skip(f"{task_id}: environment fault (toolchain absent?): {v.detail}")
     assert v.failure_class == "ok" and v.passed and v.reward == 1.0, (v.detail, v.checks)
     noop = await m.create(ResetRequest(env="swe", task_id=task_id))
     v = await m.verify(noop.session_id)

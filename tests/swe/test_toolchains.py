@@ -35,3 +35,20 @@ def test_unknown_language_is_refused():
     with pytest.raises(ValueError, match="unknown language"):
         toolchains.resolve(["cobol"])
     assert CliRunner().invoke(app, ["list", "cobol"]).exit_code != 0
+
+
+def test_plan_counts_dependencies_and_download_size():
+    """apt's simulation (nothing installed): the packages with their dependencies, bytes to fetch."""
+    if toolchains.installed(["cowsay"])["cowsay"]:
+        pytest.skip("cowsay is installed here; the plan needs a package that is not")
+    todo = toolchains.plan(["cowsay"])
+    assert "cowsay" in todo.packages and todo.download_bytes > 0
+    with pytest.raises(RuntimeError, match="envhub-no-such-package"):
+        toolchains.plan(["envhub-no-such-package"])
+
+
+def test_install_is_idempotent_and_says_so():
+    if not all(toolchains.installed(["python3", "python3-pytest"]).values()):
+        pytest.skip("python's toolchain is not installed here (this test must not install it)")
+    out = CliRunner().invoke(app, ["install", "python"])
+    assert out.exit_code == 0 and "all 2 packages installed" in out.output, out.output

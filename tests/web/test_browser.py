@@ -27,6 +27,7 @@ from envhub.client import EnvClient
 from envhub.config import REPO_ROOT, Settings
 from envhub.spec import ToolCall
 from envhub.tasks.catalog import Catalog
+from tests.swe.conftest import GOOD, LACKING, lacking_tasks
 from tests.web.conftest import make_data_dir, wait_recorded
 
 pytestmark = pytest.mark.browser
@@ -57,17 +58,16 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def served() -> Iterator[Served]:
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)")
-    data_dir = make_data_dir("envhub-browser-")
+@contextlib.contextmanager
+def _serve(prefix: str, tasks_dir: Path, envs: list[str]) -> Iterator[Served]:
+    """A real `envhub serve` of `envs` over `tasks_dir`, with a private data folder."""
+    data_dir = make_data_dir(prefix)
     port = _free_port()
-    env = {**os.environ, "ENVHUB_DATA_DIR": str(data_dir), "ENVHUB_TASKS_DIR": str(REPO_ROOT / "tasks")}
+    env = {**os.environ, "ENVHUB_DATA_DIR": str(data_dir), "ENVHUB_TASKS_DIR": str(tasks_dir)}
     env.pop("ENVHUB_DATABASE_URL", None)
     log = (data_dir / "serve.log").open("w")
     proc = subprocess.Popen([str(Path(sys.executable).parent / "envhub"), "serve", "--port", str(port),
-                             "--env", "echo", "--env", "terminal", "--env", "db", "--log-level", "warning"],
+                             *(a for e in envs for a in ("--env", e)), "--log-level", "warning"],
                             env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:
@@ -81,9 +81,7 @@ def served() -> Iterator[Served]:
                 pass
             assert time.monotonic() < deadline, "envhub serve did not come up"
             time.sleep(0.2)
-        served = Served(url, data_dir)
-        _run_episodes(served)
-        yield served
+        yield Served(url, data_dir)
     finally:
         proc.send_signal(signal.SIGINT)
         try:
@@ -92,6 +90,15 @@ def served() -> Iterator[Served]:
             proc.kill()
         log.close()
         shutil.rmtree(data_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def served() -> Iterator[Served]:
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)")
+    with _serve("envhub-browser-", REPO_ROOT / "tasks", ["echo", "terminal", "db"]) as served:
+        _run_episodes(served)
+        yield served
 
 
 def _run_episodes(served: Served) -> None:
@@ -292,3 +299,36 @@ def test_task_list_and_episode_page_say_what_users_look_for(served: Served, brow
     page.goto(served.url + f"/episodes/{served.episodes['terminal-noop']['id']}")
     assert not page.locator("#replay").is_visible()  # no steps: no replay bar
     page.close()
+
+
+def test_a_lacking_toolchain_is_badged_with_its_fix(browser, shots: Path, tmp_path: Path) -> None:
+    """swe served with one task whose toolchain is missing: the family card, the env page, the task
+    row and the task page say so, with the command that fixes it, as the API does."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's chromium is not installed (/usr/bin/chromium)")
+    with _serve("envhub-browser-lacking-", lacking_tasks(tmp_path / "tasks"), ["swe"]) as served:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        env = served.api("/v1/envs/swe")
+        assert env["availability"] == "partial"
+        for path in ("/", "/envs/swe"):
+            page.goto(served.url + path)
+            note = page.locator('.availability[data-availability="partial"]')
+            assert note.locator(".badge").inner_text() == "partial"
+            assert "1 of 2 tasks cannot run" in note.inner_text()
+            assert note.locator("code.fix").inner_text() == env["unavailable"]["fix"] == "envhub toolchains install go"
+        page.screenshot(path=str(shots / "08-env-lacking-toolchain.png"), full_page=True)
+
+        page.goto(served.url + "/tasks?env=swe")
+        assert page.locator(f'tr[data-task="{LACKING}"] .task-unavailable').inner_text() == "unavailable"
+        assert "envhub toolchains install go" in page.locator(f'tr[data-task="{LACKING}"] .task-unavailable') \
+            .get_attribute("title")
+        assert page.locator(f'tr[data-task="{GOOD}"] .task-unavailable').count() == 0
+        page.screenshot(path=str(shots / "09-tasks-lacking-toolchain.png"), full_page=True)
+
+        page.goto(served.url + f"/tasks/{LACKING}")
+        info = served.api(f"/v1/tasks/{LACKING}")
+        assert page.locator("#task-unavailable code.fix").inner_text() == info["unavailable"]["fix"]
+        assert info["unavailable"]["reason"] in page.locator("#task-unavailable").inner_text()
+        page.goto(served.url + f"/tasks/{GOOD}")
+        assert page.locator("#task-unavailable").count() == 0
+        page.close()

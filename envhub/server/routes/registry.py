@@ -10,7 +10,7 @@ from envhub import harness
 from envhub.errors import NotFound
 from envhub.server.deps import HubDep
 from envhub.server.hub import Hub
-from envhub.spec import EnvInfo, EnvList, HarnessStats, TaskInfo, TaskList, ValidationSummary
+from envhub.spec import EnvInfo, EnvList, HarnessStats, MissingRequirement, TaskInfo, TaskList, ValidationSummary
 from envhub.tasks.model import Task
 
 router = APIRouter(prefix="/v1", tags=["registry"])
@@ -21,17 +21,35 @@ def task_info(hub: Hub, task: Task) -> TaskInfo:
     summary = {k: v for k, v in record.items() if k in ("validated_at", "checks", "runs", "rejections", "timings")}
     return TaskInfo(id=task.id, env=task.family, title=task.config.title, prompt=task.prompt,
                     difficulty=task.config.difficulty, tags=task.config.tags, metadata=task.config.metadata,
-                    validation=ValidationSummary(status=hub.catalog.status(task), **summary))
+                    validation=ValidationSummary(status=hub.catalog.status(task), **summary),
+                    unavailable=hub.families[task.family].availability(task))
+
+
+def family_availability(hub: Hub, name: str) -> tuple[str, MissingRequirement | None, int]:
+    """Whether a family can run here ("available", "partial" or "unavailable"), what it lacks, and
+    how many of its tasks cannot run."""
+    family = hub.manager.family(name)
+    tasks = hub.catalog.for_family(name)
+    lacking = [m for m in (family.availability(t) for t in tasks) if m is not None]
+    cannot = len(lacking)
+    missing = family.availability()
+    if missing is None and lacking:  # the family says nothing itself: sum up its tasks' reasons
+        missing = MissingRequirement(reason="; ".join(dict.fromkeys(m.reason for m in lacking)),
+                                     fix=" && ".join(dict.fromkeys(m.fix for m in lacking)))
+    if (tasks and cannot == len(tasks)) or (missing and not tasks):
+        return "unavailable", missing, cannot
+    return ("partial" if cannot or missing else "available"), missing, cannot
 
 
 def env_info(hub: Hub, name: str) -> EnvInfo:
     family = hub.manager.family(name)
     tasks = hub.catalog.for_family(name)
     statuses = [hub.catalog.status(t) for t in tasks]
+    availability, missing, cannot = family_availability(hub, name)
     return EnvInfo(name=name, description=family.description, task_count=len(tasks),
                    validated=statuses.count("validated"), rejected=statuses.count("rejected"),
-                   tools=(specs := family.tool_specs()),
-                   harnesses=harness.support(name, {t.name for t in specs}))
+                   tools=(specs := family.tool_specs()), availability=availability, unavailable=missing,
+                   unavailable_tasks=cannot, harnesses=harness.support(name, {t.name for t in specs}))
 
 
 @router.get("/envs", response_model=EnvList)
