@@ -55,9 +55,9 @@ from envhub.spec import (
     escape_unencodable,
 )
 from envhub.tasks.catalog import Catalog
-from envhub.validate.record import invalid_reason
 from envhub.tasks.model import Task
 from envhub.tools import Tool, find, show
+from envhub.validate.record import invalid_reason
 from envhub.verify.runner import VerifierRunner, verdict
 
 if TYPE_CHECKING:

@@ -31,7 +31,6 @@ from envhub.validate.record import write_record
 from envhub.verify.runner import VerifierRunner
 
 
-
 @dataclass
 class TaskReport:
     task_id: str

@@ -11,7 +11,15 @@ from envhub.tasks.model import Task
 from environments.swe.controls import CONTROLS, PLANTED_CONFTEST
 from verifiers import EnvFault
 from verifiers.swe import (
-    PASSED, SweConfig, apply_patch, copy_repo, grade, is_protected, restore_protected, run_state, run_suite,
+    PASSED,
+    SweConfig,
+    apply_patch,
+    copy_repo,
+    grade,
+    is_protected,
+    restore_protected,
+    run_state,
+    run_suite,
 )
 
 
