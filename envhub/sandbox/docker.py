@@ -281,6 +281,7 @@ class DockerSandbox(Sandbox):
         self._box = box
         self._closed = False
         self._paused = False
+        self._ended = False
 
     @property
     def container_id(self) -> str:
@@ -298,6 +299,9 @@ class DockerSandbox(Sandbox):
     async def _died(self) -> AgentError | EnvError:
         """Classify a dead shell from the engine's and the host's view, not from its output."""
         box = self._box
+        if self._ended:  # the agent wedged its shell and we ended the container (see `_end_keep_files`)
+            return SandboxGone("the shell was ended after a command wedged it; files in /workspace are kept for "
+                               "the verifier")
         with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
             os.kill(box.shell_pid, 0)
             return EnvError("the sandbox's shell stream broke while the shell was still running")
@@ -333,7 +337,7 @@ class DockerSandbox(Sandbox):
 
         reply = await converse(box.shell, script, marker, deadline=started + timeout_s, max_output=max_output,
                                grace_s=SHELL_GRACE_S, kill_new=lambda: self._kill_new(before), died=self._died,
-                               hard_kill=lambda: self._backend.remove(box), on_idle=on_idle)
+                               hard_kill=self._end_keep_files, on_idle=on_idle)
         if box.cgroup.oom_kills() > ooms_before:
             self._backend.oom_base[box.cid] = box.cgroup.oom_kills()
             raise SandboxOOM(f"the command exceeded the sandbox's {box.limits.memory_mb} MiB memory limit and the "
@@ -365,10 +369,21 @@ class DockerSandbox(Sandbox):
                 return
             _signal_all(new, signal.SIGKILL)
 
+    async def _end_keep_files(self) -> None:
+        """The agent wedged its shell: end every process in the container (it stops) but keep
+        /workspace for the verifier, as the local backend does; `close` removes the rest."""
+        box = self._box
+        with contextlib.suppress(ProcessLookupError):
+            box.shell.kill()
+        _signal_all(list(box.cgroup.pids()), signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            await asyncio.wait_for(box.shell.wait(), timeout=5)
+        self._ended = True
+
     async def export(self, dest: Path) -> None:
         if self._closed:
             raise EnvError("sandbox is closed")
-        if not self._paused:
+        if not self._paused and not self._ended:  # an ended container has nothing left to pause
             await self._backend.engine.call("POST", f"/containers/{self._box.cid}/pause")
             self._paused = True
         proc = await asyncio.create_subprocess_exec(

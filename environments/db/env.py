@@ -269,6 +269,10 @@ class DbFamily(Family):
                 seen.setdefault(t.name, t.spec())
         return list(seen.values())
 
+    def task_tool_specs(self, task: Task) -> list[ToolSpec]:
+        """A task's session offers its own domain's tools, not every domain's."""
+        return [t.spec() for t in domain_registry.get(str(task.config.metadata.get("domain", ""))).tools]
+
     def mutators(self) -> dict[str, Mutator]:
         from environments.db.mutators import MUTATORS
 

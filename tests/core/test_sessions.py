@@ -47,6 +47,8 @@ async def wedge_a_shell(hub: Hub) -> None:
                                                                     timeout_s=1))
         assert result.failure is FailureClass.agent_timeout, result.observation.text
         assert result.trainable and "stopped responding" in result.observation.text
+        after = await hub.manager.step(created.session_id, step("bash", command="echo hi"))
+        assert after.failure is FailureClass.agent_error, after.observation.text  # its shell is gone: its doing
         verdict = await hub.manager.verify(created.session_id)
         assert verdict.failure_class is not FailureClass.env_error  # nothing the platform did
     finally:

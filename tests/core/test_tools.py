@@ -126,3 +126,14 @@ def test_one_declaration_in_every_providers_format(fmt: str) -> None:
                 assert p.get("type", "STRING").isupper() or "anyOf" in p
         else:
             assert schema == spec.input_schema
+
+
+def test_a_task_shows_its_own_tools_not_the_familys() -> None:
+    from envhub.config import REPO_ROOT
+    from envhub.tasks.catalog import Catalog
+
+    db = families.load(["db"])["db"]
+    task = Catalog(REPO_ROOT / "tasks").get("db/bank/ask-balance-001")
+    own = {t.name for t in db.task_tool_specs(task)}
+    assert "get_account" in own and "get_employee" not in own  # the bank's tools, not HR's
+    assert own < {t.name for t in db.tool_specs()}
