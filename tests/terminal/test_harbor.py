@@ -452,11 +452,11 @@ async def test_validate_jobs_gives_the_same_reports_and_records(make_settings, t
 
 
 def test_long_titles_are_cut_at_a_word() -> None:
-    from envhub.tasks.harbor import _title
+    from envhub.tasks.model import short_title  # what the importer titles tasks with
 
     text = "word " * 60
-    cut = _title(text.strip())
-    assert len(cut) <= 200 and cut.endswith("word…") and _title("short title") == "short title"
+    cut = short_title(text.strip())
+    assert len(cut) <= 100 and cut.endswith("word…") and short_title("short title") == "short title"
 
 
 def test_terminal_bench_solution_yaml(tmp_path: Path) -> None:
