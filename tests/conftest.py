@@ -13,11 +13,18 @@ from pathlib import Path
 
 import pytest
 import uvicorn
+from hypothesis import settings as hypothesis_settings
 
 from envhub.config import Settings, get_settings
 from envhub.server.app import create_app
 from envhub.server.hub import Hub
 from envhub.verify import runtime
+
+# CI (CI=true) draws the same property-test examples on every run, so a red build is reproducible;
+# elsewhere each run explores new ones.
+hypothesis_settings.register_profile("ci", derandomize=True)
+if os.environ.get("CI"):
+    hypothesis_settings.load_profile("ci")
 
 _DATA_DIR = pytest.StashKey[Path]()
 
