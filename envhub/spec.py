@@ -140,12 +140,19 @@ class StepResult(_Response):
     step: int = Field(description="1-based index of this step in the episode.")
 
 
+#: What a verifier check counts for (the one list; `verifiers.check` runs apart from envhub and
+#: repeats it, a test keeps the two equal).
+CheckKind = Literal["hard", "collateral", "anti_hack", "soft", "quality"]
+#: The gate: every check of these kinds must pass for any reward.
+GATE_KINDS: tuple[CheckKind, ...] = ("hard", "collateral", "anti_hack")
+
+
 class CheckResult(BaseModel):
     """One requirement of a verifier: one pytest test."""
 
     model_config = ConfigDict(extra="forbid")
     id: str
-    kind: Literal["hard", "collateral", "anti_hack", "soft", "quality"] = "hard"
+    kind: CheckKind = "hard"
     weight: float = 1.0
     passed: bool
     score: float = Field(ge=0, le=1)
@@ -326,6 +333,8 @@ class EpisodeList(_Response):
 
 
 class EpisodeCheck(BaseModel):
+    """A recorded check (kinds as stored: an older record may hold one no longer in `CheckKind`)."""
+
     model_config = ConfigDict(extra="forbid")
     id: str
     kind: str
@@ -336,7 +345,8 @@ class EpisodeCheck(BaseModel):
 
 
 class EpisodeStep(BaseModel):
-    """One step of the trajectory, as recorded (long arguments and observations are cut)."""
+    """One step of the trajectory as the store keeps it (long arguments and observations are cut);
+    made from the session's step entry by `envhub.episode.StepEntry.stored`."""
 
     model_config = ConfigDict(extra="forbid")
     step: int

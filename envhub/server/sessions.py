@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import os
 import shutil
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from envhub import harness
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family
+from envhub.episode import EpisodeHeader, StepEntry, trajectory
 from envhub.errors import (
     AgentError,
     AgentTimeout,
@@ -52,7 +55,6 @@ from envhub.spec import (
     TaskRef,
     ToolCall,
     VerifyResult,
-    escape_unencodable,
 )
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
@@ -70,14 +72,13 @@ log = logging.getLogger("envhub.sessions")
 #: does not is wedged by the agent: `agent_timeout`); only an environment still silent this long
 #: past the step limit is a fault of its own (`env_error`). Each rung must exceed the one below.
 STEP_GRACE_S = 15.0
-LOGGED_TEXT = 4000  # characters of each observation kept in the step log
 
 
 class EpisodeObserver(Protocol):
     """Receives episode events (the episode store). Methods must not block: queue and return."""
 
     def session_created(self, session: Session) -> None: ...
-    def step_done(self, session: Session, entry: dict[str, Any]) -> None: ...
+    def step_done(self, session: Session, entry: StepEntry) -> None: ...
     def verified(self, session: Session, result: VerifyResult) -> None: ...
     def session_closed(self, session: Session) -> None: ...
 
@@ -106,7 +107,7 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     answers: OrderedDict[str, tuple[ToolCall, StepResult]] = field(default_factory=OrderedDict)
     owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
-    log: list[dict[str, Any]] = field(default_factory=list)
+    log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
 
@@ -117,6 +118,11 @@ class Session:
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
+
+    @functools.cached_property
+    def header(self) -> EpisodeHeader:
+        return EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
+                             policy_version=self.policy_version, created_at=self.created_at)
 
 
 def _agent_error(e: AgentError) -> Observation:
@@ -362,9 +368,7 @@ class SessionManager:
         elapsed = time.monotonic() - started
         if truncated:
             session.done = True
-        entry = {"step": session.step_count, "action": escape_unencodable(action.model_dump()),
-                 "observation": {"text": obs.text[:LOGGED_TEXT], "is_error": obs.is_error, "data": obs.data},
-                 "failure": failure.value, "elapsed_s": round(elapsed, 6)}
+        entry = StepEntry.record(session.step_count, action, obs, failure, elapsed)
         session.log.append(entry)
         metrics.STEPS.labels(session.family.name, failure.value).inc()
         metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
@@ -415,10 +419,10 @@ class SessionManager:
         result.timings.update(export_s=round(export_s, 4), total_s=round(time.monotonic() - started, 4))
         return result
 
-    async def judge(self, task: Task, state: Path, trajectory: list[dict[str, Any]]) -> VerifyResult:
+    async def judge(self, task: Task, state: Path, steps: Sequence[StepEntry]) -> VerifyResult:
         """Run the verifier over an exported state; crashes of the runner itself are verifier errors."""
         try:
-            return await self.verifier.verify(task, state, trajectory)
+            return await self.verifier.verify(task, state, trajectory(steps))
         except EnvhubError as e:
             failure = e.failure_class or FailureClass.verifier_error
             return verdict(task, failure=failure, detail=e.detail)

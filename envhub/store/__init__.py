@@ -8,8 +8,8 @@
     stats.py    latency percentiles   metrics.py  Prometheus metrics
 """
 
-from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, StepView
+from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary
 from envhub.store.store import EpisodeStore
 from envhub.store.writer import EpisodeWriter
 
-__all__ = ["EpisodeDetail", "EpisodeStore", "EpisodeSummary", "EpisodeWriter", "LatencySummary", "StepView"]
+__all__ = ["EpisodeDetail", "EpisodeStore", "EpisodeSummary", "EpisodeWriter", "LatencySummary"]

@@ -1,23 +1,22 @@
 """Episode events: what the session manager tells the store, as plain data.
 
-An observer call must return at once, so an event only keeps references (the step log entry,
-the verify result) and is turned into JSON-ready data later, in the writer's thread. Every
-event carries its episode's header, so the store can place it even when an earlier event of the
-same episode was lost.
+An observer call must return at once, so an event only keeps references (the typed step entry,
+the verify result, see `envhub.episode`) and is turned into JSON-ready data later, in the writer's
+thread. Every event carries its episode's header, so the store can place it even when an earlier
+event of the same episode was lost.
 """
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
+
+from envhub.episode import StepEntry
 
 if TYPE_CHECKING:
     from envhub.server.sessions import Session
     from envhub.spec import VerifyResult
 
-MAX_OBSERVATION_CHARS = 4000  # what the session's own step log keeps, too
-MAX_ARGUMENTS_CHARS = 8000
 MAX_DETAIL_CHARS = 8000
 MAX_MESSAGE_CHARS = 2000
 
@@ -28,47 +27,35 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-def header(session: Session) -> dict[str, Any]:
-    return {"id": session.id, "env": session.family.name, "task_id": session.task.id, "harness": session.harness,
-            "policy_version": session.policy_version, "created_at": session.created_at.isoformat()}
-
-
 def created(session: Session) -> Event:
-    return {"kind": "created", "episode": header(session), "reset_s": session.timings.get("reset_s")}
+    return {"kind": "created", "episode": session.header, "reset_s": session.timings.get("reset_s")}
 
 
-def step(session: Session, entry: dict[str, Any]) -> Event:
-    return {"kind": "step", "episode": header(session), "entry": entry}
+def step(session: Session, entry: StepEntry) -> Event:
+    return {"kind": "step", "episode": session.header, "entry": entry}
 
 
 def verified(session: Session, result: VerifyResult) -> Event:
-    return {"kind": "verified", "episode": header(session), "result": result, "at": _now(),
+    return {"kind": "verified", "episode": session.header, "result": result, "at": _now(),
             "step_count": session.step_count}
 
 
 def closed(session: Session) -> Event:
-    return {"kind": "closed", "episode": header(session), "at": _now(), "step_count": session.step_count}
+    return {"kind": "closed", "episode": session.header, "at": _now(), "step_count": session.step_count}
 
 
-def _cut(text: str, limit: int) -> tuple[str, bool]:
-    return (text, False) if len(text) <= limit else (text[:limit], True)
+def episode_id(event: Event) -> str:
+    header = event["episode"]
+    return header["id"] if isinstance(header, dict) else header.id
 
 
 def plain(event: Event) -> Event:
     """The event as JSON-ready data with every text bounded (runs in the writer's thread)."""
     out = dict(event)
-    if event["kind"] == "step" and "action" in event["entry"]:  # not yet plain
-        entry = event["entry"]
-        action = entry.get("action") or {}
-        obs = entry.get("observation") or {}
-        args, args_cut = _cut(json.dumps(action.get("arguments", {}), ensure_ascii=False, default=str),
-                              MAX_ARGUMENTS_CHARS)
-        text, text_cut = _cut(str(obs.get("text", "")), MAX_OBSERVATION_CHARS)
-        text_cut = text_cut or len(text) >= MAX_OBSERVATION_CHARS  # the session log cut it already, unmarked
-        out["entry"] = {"step": int(entry["step"]), "tool": str(action.get("tool", ""))[:128], "arguments": args,
-                        "arguments_cut": args_cut, "observation": text, "observation_cut": text_cut,
-                        "is_error": bool(obs.get("is_error")), "failure": str(entry.get("failure", "ok")),
-                        "elapsed_s": entry.get("elapsed_s")}
+    if not isinstance(event["episode"], dict):  # not yet plain (a spilled event is)
+        out["episode"] = event["episode"].plain()
+    if event["kind"] == "step" and isinstance(event["entry"], StepEntry):
+        out["entry"] = event["entry"].stored().model_dump()
     elif event["kind"] == "verified" and not isinstance(event["result"], dict):
         out["result"] = event["result"].model_dump(mode="json")
     if out.get("result"):

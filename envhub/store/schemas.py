@@ -1,4 +1,5 @@
-"""What the store shows (pages, CLI, JSON): pydantic views built from ORM rows."""
+"""What the store shows (pages, CLI, JSON): pydantic views built from ORM rows (a step and a check
+are the wire models `EpisodeStep` and `EpisodeCheck`, one shape everywhere)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from envhub.spec import EpisodeCheck, EpisodeStep
 from envhub.store.models import CheckRow, EpisodeRow, StepRow
 from envhub.store.repo import utc
 
@@ -41,18 +43,9 @@ class EpisodeSummary(BaseModel):
                    trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
 
 
-class CheckView(BaseModel):
-    id: str
-    kind: str
-    weight: float
-    passed: bool
-    score: float
-    message: str
-
-    @classmethod
-    def of(cls, row: CheckRow) -> CheckView:
-        return cls(id=row.check_id, kind=row.kind, weight=row.weight, passed=row.passed, score=row.score,
-                   message=row.message)
+def check_of(row: CheckRow) -> EpisodeCheck:
+    return EpisodeCheck(id=row.check_id, kind=row.kind, weight=row.weight, passed=row.passed, score=row.score,
+                        message=row.message)
 
 
 class EpisodeDetail(EpisodeSummary):
@@ -60,35 +53,23 @@ class EpisodeDetail(EpisodeSummary):
     detail: str
     verifier_sha256: str | None
     timings: dict[str, Any]
-    checks: list[CheckView]
+    checks: list[EpisodeCheck]
 
     @classmethod
     def of(cls, row: EpisodeRow) -> EpisodeDetail:  # type: ignore[override]
         base = EpisodeSummary.of(row).model_dump()
         return cls(**base, verified_at=utc(row.verified_at), detail=row.detail, verifier_sha256=row.verifier_sha256,
-                   timings=row.timings or {}, checks=[CheckView.of(c) for c in row.checks])
+                   timings=row.timings or {}, checks=[check_of(c) for c in row.checks])
 
 
-class StepView(BaseModel):
-    step: int
-    tool: str
-    arguments: Any
-    arguments_cut: bool
-    observation: str
-    observation_cut: bool
-    is_error: bool
-    failure: str
-    elapsed_s: float | None
-
-    @classmethod
-    def of(cls, row: StepRow) -> StepView:
-        try:
-            args: Any = json.loads(row.arguments)
-        except ValueError:  # cut mid-way: show the text as it is
-            args = row.arguments
-        return cls(step=row.idx, tool=row.tool, arguments=args, arguments_cut=row.arguments_cut,
-                   observation=row.observation, observation_cut=row.observation_cut, is_error=row.is_error,
-                   failure=row.failure, elapsed_s=row.elapsed_s)
+def step_of(row: StepRow) -> EpisodeStep:
+    try:
+        args: Any = json.loads(row.arguments)
+    except ValueError:  # cut mid-way: show the text as it is
+        args = row.arguments
+    return EpisodeStep(step=row.idx, tool=row.tool, arguments=args, arguments_cut=row.arguments_cut,
+                       observation=row.observation, observation_cut=row.observation_cut, is_error=row.is_error,
+                       failure=row.failure, elapsed_s=row.elapsed_s)
 
 
 class LatencyFigure(BaseModel):

@@ -12,7 +12,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from envhub.store import repo
 from envhub.store.db import create_schema, make_engine
-from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, StepView
+from envhub.spec import EpisodeStep
+from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, step_of
 from envhub.store.stats import latency_summary
 from envhub.store.writer import EpisodeWriter
 
@@ -63,10 +64,10 @@ class EpisodeStore:
             row = repo.get_episode(s, episode_id=episode_id)
             return EpisodeDetail.of(row) if row is not None else None
 
-    def steps(self, episode_id: str, *, offset: int = 0, limit: int = 50) -> tuple[list[StepView], int]:
+    def steps(self, episode_id: str, *, offset: int = 0, limit: int = 50) -> tuple[list[EpisodeStep], int]:
         with self._session() as s:
             rows = repo.get_steps(s, episode_id=episode_id, offset=offset, limit=limit)
-            return [StepView.of(r) for r in rows], repo.count_steps(s, episode_id=episode_id)
+            return [step_of(r) for r in rows], repo.count_steps(s, episode_id=episode_id)
 
     def latency(self, *, env: str | None = None, task_id: str | None = None) -> LatencySummary:
         with self._session() as s:

@@ -19,7 +19,7 @@ import os
 import time
 from collections import deque
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sqlalchemy import Engine
 from sqlalchemy import exc as sa_exc
@@ -30,6 +30,7 @@ from envhub.store.events import Event
 from envhub.store.repo import write_events
 
 if TYPE_CHECKING:
+    from envhub.episode import StepEntry
     from envhub.server.sessions import Session
     from envhub.spec import VerifyResult
 
@@ -69,7 +70,7 @@ class EpisodeWriter:
     def session_created(self, session: Session) -> None:
         self.put(events.created(session))
 
-    def step_done(self, session: Session, entry: dict[str, Any]) -> None:
+    def step_done(self, session: Session, entry: StepEntry) -> None:
         self.put(events.step(session, entry))
 
     def verified(self, session: Session, result: VerifyResult) -> None:
@@ -204,7 +205,7 @@ class EpisodeWriter:
                 self.dropped += 1
                 metrics.DROPPED.inc()
                 log.exception("episode store: dropped an unwritable %s event of episode %s",
-                              event.get("kind"), event["episode"].get("id"))
+                              event.get("kind"), events.episode_id(event))
 
     # -- spill ----------------------------------------------------------------------------------------
     def _spill(self, left: list[Event]) -> None:

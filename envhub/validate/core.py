@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from envhub.env import ValidationFinding
+from envhub.episode import StepEntry, trajectory
 from envhub.errors import EnvhubError, FailureClass
 from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
 from envhub.sandbox.local import UNLIMITED_MB
@@ -88,7 +89,7 @@ class Validator:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     # -- episodes -----------------------------------------------------------------------------------
-    async def _episode(self, task: Task, actions: list, dest: Path) -> tuple[Session, list[dict]]:
+    async def _episode(self, task: Task, actions: list, dest: Path) -> tuple[Session, list[StepEntry]]:
         """Run `actions` on a fresh session, export its final state into `dest`, close it."""
         m = self.hub.manager
         created = await m.create(ResetRequest(env=task.family, task_id=task.id))
@@ -103,11 +104,11 @@ class Validator:
         finally:
             await m.close(session.id)
 
-    async def _judge_copy(self, task: Task, state: Path, trajectory: list[dict], name: str) -> VerifyResult:
+    async def _judge_copy(self, task: Task, state: Path, steps: list[StepEntry], name: str) -> VerifyResult:
         copy = self.scratch / f"{name}-{time.monotonic_ns()}"
         await _copy(state, copy)
         try:
-            return await self.hub.manager.judge(task, copy, trajectory)
+            return await self.hub.manager.judge(task, copy, steps)
         finally:
             shutil.rmtree(copy, ignore_errors=True)
 
@@ -124,7 +125,7 @@ class Validator:
                    "hidden files copied into state/: " + ", ".join(leaked) if leaked else
                    "symlinks out of state/: " + ", ".join(escapes) if escapes else "")
 
-    async def _harness_control(self, task: Task, state: Path, trajectory: list[dict], report: TaskReport) -> None:
+    async def _harness_control(self, task: Task, state: Path, steps: list[StepEntry], report: TaskReport) -> None:
         """The oracle was judged below the maximum: is it the task's own harness that cannot run
         under the sandbox's limits (ThreadSanitizer's or AddressSanitizer's terabytes of address
         space, `go test -race`)? Judge the same state with the address-space limit lifted; if the
@@ -136,7 +137,7 @@ class Validator:
         copy = self.scratch / f"harness-{time.monotonic_ns()}"
         await _copy(state, copy)
         try:
-            lifted = await runner.verify(task, copy, trajectory)
+            lifted = await runner.verify(task, copy, trajectory(steps))
         finally:
             shutil.rmtree(copy, ignore_errors=True)
         if deserved(lifted, oracle=True):

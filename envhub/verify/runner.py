@@ -26,11 +26,10 @@ from pathlib import Path
 from envhub.config import Settings
 from envhub.errors import FailureClass
 from envhub.sandbox.base import SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.spec import CheckResult, VerifierRef, VerifyResult
+from envhub.spec import GATE_KINDS, CheckResult, VerifierRef, VerifyResult
 from envhub.tasks.model import Task
 from envhub.verify import runtime
 
-GATE_KINDS = ("hard", "collateral", "anti_hack")
 QUALITY_WEIGHT = 0.3
 MAX_RESULT_BYTES = 4 * 1024 * 1024
 

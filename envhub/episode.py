@@ -1,0 +1,93 @@
+"""The episode record: one typed header and one typed step entry, from the session to the store.
+
+The session manager builds a `StepEntry` per step and keeps the list as the episode's step log;
+the verifier reads it as `/verify/trajectory.jsonl` (`StepEntry.line`, one JSON object a line);
+the store keeps each entry as an `EpisodeStep` (`StepEntry.stored`), arguments and text bounded.
+`MAX_OBSERVATION_CHARS` is the one cap on an observation's text, for all three.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from envhub.errors import FailureClass
+from envhub.spec import EpisodeStep, Observation, ToolCall, escape_unencodable
+
+MAX_OBSERVATION_CHARS = 4000  # characters of an observation's text kept (step log, trajectory, store)
+MAX_ARGUMENTS_CHARS = 8000  # characters of a step's arguments, as JSON, the store keeps
+
+
+class EpisodeHeader(BaseModel):
+    """Who ran what: carried by every store event, so an event can be placed on its own."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    id: str
+    env: str
+    task_id: str
+    harness: str
+    policy_version: str | None
+    created_at: datetime
+
+    def plain(self) -> dict[str, Any]:
+        return {"id": self.id, "env": self.env, "task_id": self.task_id, "harness": self.harness,
+                "policy_version": self.policy_version, "created_at": self.created_at.isoformat()}
+
+
+class LoggedObservation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    text: str
+    is_error: bool
+    data: dict[str, Any]
+
+
+class StepEntry(BaseModel):
+    """One step of the episode as the session logged it; `line()` is what the verifier reads."""
+
+    model_config = ConfigDict(extra="forbid")
+    step: int
+    action: ToolCall
+    observation: LoggedObservation
+    failure: FailureClass
+    elapsed_s: float
+    #: The observation's text was longer than `MAX_OBSERVATION_CHARS` (not part of the trajectory line).
+    observation_cut: bool = Field(default=False, exclude=True)
+
+    @classmethod
+    def record(cls, step: int, action: ToolCall, obs: Observation, failure: FailureClass,
+               elapsed_s: float) -> StepEntry:
+        """The entry of a step just answered. Every value is already checked (the action by the
+        protocol, the observation by its model), so it is built without validating again: this runs
+        on every step."""
+        cut = len(obs.text) > MAX_OBSERVATION_CHARS
+        return cls.model_construct(
+            step=step, action=ToolCall.model_construct(**escape_unencodable(action.model_dump())),
+            observation=LoggedObservation.model_construct(
+                text=obs.text[:MAX_OBSERVATION_CHARS] if cut else obs.text, is_error=obs.is_error, data=obs.data),
+            failure=failure, elapsed_s=round(elapsed_s, 6), observation_cut=cut)
+
+    def line(self) -> dict[str, Any]:
+        """The trajectory line: {step, action: {tool, arguments}, observation: {text, is_error, data},
+        failure, elapsed_s} with plain values (the keys verifiers read; do not rename)."""
+        return {"step": self.step, "action": {"tool": self.action.tool, "arguments": self.action.arguments},
+                "observation": {"text": self.observation.text, "is_error": self.observation.is_error,
+                                "data": self.observation.data},
+                "failure": self.failure.value, "elapsed_s": self.elapsed_s}
+
+    def stored(self) -> EpisodeStep:
+        """The entry as the store keeps it: arguments as JSON text and both texts bounded."""
+        args = json.dumps(self.action.arguments, ensure_ascii=False, default=str)
+        return EpisodeStep.model_construct(
+            step=self.step, tool=self.action.tool[:128], arguments=args[:MAX_ARGUMENTS_CHARS],
+            arguments_cut=len(args) > MAX_ARGUMENTS_CHARS, observation=self.observation.text,
+            observation_cut=self.observation_cut, is_error=self.observation.is_error, failure=self.failure.value,
+            elapsed_s=self.elapsed_s)
+
+
+def trajectory(entries: Sequence[StepEntry]) -> list[dict[str, Any]]:
+    """The step log as the verifier's `trajectory.jsonl` lines."""
+    return [e.line() for e in entries]
