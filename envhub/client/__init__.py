@@ -9,6 +9,8 @@ Errors come back as the classes of `envhub.errors` (mapped from the problem's `c
 retryable ones (`unavailable`, connection faults) are retried, and steps carry an idempotency
 key so a retried step never acts twice. Both send `ENVHUB_API_KEY` (or `api_key=`) as a Bearer
 credential; `auth_headers()` gives the same header to other clients (OpenEnv's `headers=`).
+Both take a `transport=`: `envhub.client.asgi.InProcess(app)` serves the app in this process
+without a socket (`transport()` for the blocking client, `async_transport()` for the async one).
 """
 
 from envhub.client._async import AsyncEnvClient, AsyncSession

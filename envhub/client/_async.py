@@ -1,13 +1,18 @@
-"""The async client, on aiohttp: httpx's async connection pool collapsed at high concurrency."""
+"""The async client, on aiohttp: httpx's async connection pool collapsed at high concurrency.
+
+Given a `transport` (e.g. `envhub.client.asgi.InProcess(app).async_transport()`), it speaks
+through httpx instead, as the blocking client does: the way to run it in-process."""
 
 from __future__ import annotations
 
 import asyncio
+import json as jsonlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import aiohttp
+import httpx
 
 from envhub.client._base import backoff, credential, error_from, explain, reset_body, should_retry, step_body
 from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
@@ -17,7 +22,8 @@ class AsyncEnvClient:
     """The async twin of `EnvClient`: same methods, awaited; `aclose` instead of `close`."""
 
     def __init__(self, base_url: str = "http://127.0.0.1:8000", *, timeout: float = 300.0, retries: int = 3,
-                 max_connections: int = 256, api_key: str | None = None) -> None:
+                 max_connections: int = 256, api_key: str | None = None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.base_url = base_url.rstrip("/")
         bearer, self._keyed = credential(api_key)
         self._headers = {"Authorization": f"Bearer {bearer}"}
@@ -25,6 +31,8 @@ class AsyncEnvClient:
         self._timeout = aiohttp.ClientTimeout(total=timeout)
         self._limit = max_connections
         self._http: aiohttp.ClientSession | None = None
+        self._transport = transport
+        self._via_transport: httpx.AsyncClient | None = None
 
     def _session(self) -> aiohttp.ClientSession:
         if self._http is None:
@@ -32,20 +40,31 @@ class AsyncEnvClient:
                                                connector=aiohttp.TCPConnector(limit=self._limit))
         return self._http
 
+    async def _send(self, method: str, path: str, json: Any, query: dict[str, str]) -> tuple[int, str | None, bytes]:
+        """(status, Retry-After, body) of one request."""
+        if self._transport is not None:
+            if self._via_transport is None:
+                self._via_transport = httpx.AsyncClient(base_url=self.base_url, transport=self._transport,
+                                                        headers=self._headers, timeout=self._timeout.total)
+            r = await self._via_transport.request(method, path, json=json, params=query)
+            return r.status_code, r.headers.get("retry-after"), r.content
+        async with self._session().request(method, self.base_url + path, json=json, params=query) as resp:
+            return resp.status, resp.headers.get("retry-after"), await resp.read()
+
     async def _call(self, method: str, path: str, json: Any = None, params: dict[str, Any] | None = None) -> Any:
         attempt = 0
         query = {k: str(v) for k, v in (params or {}).items() if v is not None}
         while True:
             try:
-                async with self._session().request(method, self.base_url + path, json=json, params=query) as r:
-                    if r.status < 400:
-                        return None if r.status == 204 else await r.json(content_type=None)
-                    try:
-                        body = await r.json(content_type=None)
-                    except ValueError:
-                        body = {"detail": (await r.text())[:500]}
-                    err: BaseException = error_from(r.status, body, r.headers.get("retry-after"))
-            except (TimeoutError, aiohttp.ClientConnectionError) as exc:
+                status, retry_after, raw = await self._send(method, path, json, query)
+                if status < 400:
+                    return None if status == 204 or not raw else jsonlib.loads(raw)
+                try:
+                    body = jsonlib.loads(raw)
+                except ValueError:
+                    body = {"detail": raw.decode("utf-8", "replace")[:500]}
+                err: BaseException = error_from(status, body, retry_after)
+            except (TimeoutError, aiohttp.ClientConnectionError, httpx.TransportError) as exc:
                 err = exc
             if attempt >= self.retries or not should_retry(err):
                 raise explain(err, self._keyed)
@@ -102,6 +121,9 @@ class AsyncEnvClient:
         if self._http is not None:
             await self._http.close()
             self._http = None
+        if self._via_transport is not None:
+            await self._via_transport.aclose()
+            self._via_transport = None
 
     async def __aenter__(self) -> AsyncEnvClient:
         return self
