@@ -8,9 +8,7 @@ import json
 import os
 import random
 import resource
-import socket
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -66,6 +64,7 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     import uvicorn
 
     from envhub.server.app import create_app
+    from envhub.server.thread import uvicorn_config
 
     settings = get_settings()
     updates: dict[str, Any] = {}
@@ -87,8 +86,7 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     except ValueError as e:  # e.g. a public interface without API keys
         console.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
-    uvicorn.run(served, host=settings.host, port=settings.port, log_level=log_level,
-                ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False, ws="websockets-sansio")
+    uvicorn.Server(uvicorn_config(served, settings, host=settings.host, port=settings.port, log_level=log_level)).run()
 
 
 def _hub(settings: Settings | None = None):
@@ -305,26 +303,17 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
 @contextlib.contextmanager
 def _local_server(settings: Settings) -> Iterator[str]:
     """An in-process server on a free port, for commands that drive the HTTP API."""
-    import uvicorn
+    from envhub.server.thread import serve_in_thread
 
-    from envhub.server.app import create_app
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(settings), host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 60
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            raise typer.Exit(2)
-        time.sleep(0.05)
+    server = serve_in_thread(settings)
     try:
-        yield f"http://127.0.0.1:{port}"
+        server.__enter__()
+    except RuntimeError:
+        raise typer.Exit(2) from None
+    try:
+        yield server.url
     finally:
-        server.should_exit = True
-        thread.join(timeout=30)
+        server.__exit__()
 
 
 AGENTS = ("oracle", "noop", "replay")

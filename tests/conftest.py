@@ -1,23 +1,23 @@
-"""Shared fixtures: a real hub in-process, and a real server on a free port."""
+"""Shared fixtures: a real hub in-process (`running_hub`), the app without a socket (`in_process`),
+and a real server on a free port (`envhub.server.thread.serve_in_thread`)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
-import socket
 import tempfile
-import threading
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
-import uvicorn
 from hypothesis import settings as hypothesis_settings
 
+from envhub.client.asgi import InProcess
 from envhub.config import Settings, get_settings
 from envhub.server.app import create_app
 from envhub.server.hub import Hub
+from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.verify import runtime
 
 # CI (CI=true) draws the same property-test examples on every run, so a red build is reproducible;
@@ -55,10 +55,11 @@ def make_settings(**overrides) -> Settings:
     return get_settings().model_copy(update=overrides)
 
 
-@pytest.fixture
-async def hub() -> AsyncIterator[Hub]:
-    """An in-process hub serving echo and terminal (what the server does underneath)."""
-    h = Hub.build(make_settings(families=["echo", "terminal"]))
+@contextlib.asynccontextmanager
+async def running_hub(settings: Settings) -> AsyncIterator[Hub]:
+    """A hub built from `settings` and started, stopped when the block ends: the one way a test
+    runs a hub in-process (fixtures of any scope wrap it)."""
+    h = Hub.build(settings)
     await h.start()
     try:
         yield h
@@ -66,44 +67,26 @@ async def hub() -> AsyncIterator[Hub]:
         await h.stop()
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class LiveServer:
-    def __init__(self, settings: Settings) -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.app = create_app(settings)
-        self.server = uvicorn.Server(uvicorn.Config(self.app, host="127.0.0.1", port=self.port, log_level="warning",
-                                                    ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False,
-                                                    ws="websockets-sansio"))
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
-
-    def __enter__(self) -> LiveServer:
-        self.thread.start()
-        deadline = time.monotonic() + 60
-        while not self.server.started:
-            assert self.thread.is_alive() and time.monotonic() < deadline, "server did not start"
-            time.sleep(0.02)
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=30)
-
-    @property
-    def hub(self) -> Hub:
-        return self.app.state.hub
+@pytest.fixture
+async def hub() -> AsyncIterator[Hub]:
+    """An in-process hub serving echo and terminal (what the server does underneath)."""
+    async with running_hub(make_settings(families=["echo", "terminal"])) as h:
+        yield h
 
 
 @pytest.fixture(scope="session")
-def live_server() -> Iterator[LiveServer]:
+def live_server() -> Iterator[ThreadedServer]:
     """A real uvicorn server (echo + terminal) shared by the protocol tests."""
-    with LiveServer(make_settings(families=["echo", "terminal"])) as server:
+    with serve_in_thread(make_settings(families=["echo", "terminal"])) as server:
         yield server
+
+
+@pytest.fixture
+def in_process() -> Iterator[InProcess]:
+    """The app (echo + terminal) in this process without a socket: `transport()` for `EnvClient`,
+    `async_transport()` for `AsyncEnvClient`."""
+    with InProcess(create_app(make_settings(families=["echo", "terminal"]))) as app:
+        yield app
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ def test_serve_prints_its_store_path_at_start():
     import sys
 
     from envhub.config import get_settings
-    from tests.conftest import free_port
+    from envhub.server.thread import free_port
 
     proc = subprocess.Popen([sys.executable, "-m", "envhub.cli", "serve", "--env", "echo", "--port", str(free_port())],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)

@@ -8,7 +8,8 @@ from mcp.client.streamable_http import streamablehttp_client
 
 from envhub.client import AsyncEnvClient
 from envhub.config import REPO_ROOT
-from tests.conftest import LiveServer, make_settings
+from envhub.server.thread import ThreadedServer, serve_in_thread
+from tests.conftest import make_settings
 
 #: (task, harness): a full oracle episode in each family, one through a skin.
 EPISODES = [("echo/say-done", "plain"), ("terminal/count-error-lines", "plain"),
@@ -20,12 +21,12 @@ EPISODES = [("echo/say-done", "plain"), ("terminal/count-error-lines", "plain"),
 def server():
     settings = make_settings(families=["echo", "terminal", "db", "office", "swe"], store_enabled=False,
                              tasks_dir=REPO_ROOT / "tasks")
-    with LiveServer(settings) as live:
+    with serve_in_thread(settings) as live:
         yield live
 
 
 @pytest.mark.parametrize(("task_id", "skin"), EPISODES)
-async def test_an_mcp_client_plays_a_whole_episode(server: LiveServer, task_id: str, skin: str) -> None:
+async def test_an_mcp_client_plays_a_whole_episode(server: ThreadedServer, task_id: str, skin: str) -> None:
     hub = server.app.state.hub
     task = hub.catalog.get(task_id)
     family = hub.families[task.family]
@@ -51,7 +52,7 @@ async def test_an_mcp_client_plays_a_whole_episode(server: LiveServer, task_id: 
     assert hub.manager.sessions[sid].step_count >= 2
 
 
-async def test_another_callers_session_is_unknown_over_mcp(server: LiveServer) -> None:
+async def test_another_callers_session_is_unknown_over_mcp(server: ThreadedServer) -> None:
     """The MCP endpoint keeps session ownership: without the owner's token, the session does not exist."""
     async with AsyncEnvClient(server.url) as envhub:
         created = await envhub.reset("echo", "echo/say-done")

@@ -11,8 +11,9 @@ import pytest
 from envhub.client import AsyncEnvClient, EnvClient
 from envhub.conformance import ConformanceSuite
 from envhub.errors import NotFound, Unavailable
+from envhub.server.thread import serve_in_thread
 
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import make_settings
 
 TERMINAL_TASK = "terminal/count-error-lines"
 
@@ -36,7 +37,7 @@ def test_conformance_suite_can_fail():
 
 
 def test_capacity_refuses_with_503_before_taking_resources():
-    with LiveServer(make_settings(families=["echo"], max_sessions=1)) as server:
+    with serve_in_thread(make_settings(families=["echo"], max_sessions=1)) as server:
         http = httpx.Client(base_url=server.url)
         first = http.post("/v1/sessions", json={"env": "echo"})
         assert first.status_code == 201
@@ -52,7 +53,7 @@ def test_capacity_refuses_with_503_before_taking_resources():
 
 
 def test_idle_sessions_are_reaped():
-    with LiveServer(make_settings(families=["echo"], reap_interval_s=0.2)) as server:
+    with serve_in_thread(make_settings(families=["echo"], reap_interval_s=0.2)) as server:
         http = httpx.Client(base_url=server.url, headers={"Authorization": "Bearer reaper-test-client-token"})
         sid = http.post("/v1/sessions", json={"env": "echo", "lease_s": 0.3}).json()["session_id"]
         assert http.get(f"/v1/sessions/{sid}").status_code == 200
@@ -119,7 +120,7 @@ async def test_async_client_runs_episodes_concurrently(live_server):
 
 
 def test_client_retries_capacity_refusals():
-    with LiveServer(make_settings(families=["echo"], max_sessions=1)) as server:
+    with serve_in_thread(make_settings(families=["echo"], max_sessions=1)) as server:
         with EnvClient(server.url, retries=0) as client:
             held = client.reset("echo")
             with pytest.raises(Unavailable):

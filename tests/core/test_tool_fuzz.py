@@ -29,7 +29,7 @@ from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.errors import AgentError
 from envhub.tools import DATE_MAX, DATE_MIN, Param, Tool
 from envhub.verify import runtime
-from tests.conftest import LiveServer
+from envhub.server.thread import ThreadedServer, serve_in_thread
 
 LONG = os.environ.get("ENVHUB_FUZZ") == "long"
 EXAMPLES = 300 if LONG else 25
@@ -144,7 +144,7 @@ def server():
     (data / "verifier").chmod(0o755)
     os.symlink(runtime.site_dir(shared), runtime.site_dir(data))
     settings = Settings(data_dir=data, tasks_dir=REPO_ROOT / "tasks", families=list(TASKS), store_enabled=True)
-    with LiveServer(settings) as live:
+    with serve_in_thread(settings) as live:
         yield live
     if os.environ.get("ENVHUB_FUZZ_REPORT"):
         Path(os.environ["ENVHUB_FUZZ_REPORT"]).write_text(json.dumps({f: dict(c) for f, c in COUNTS.items()},
@@ -167,7 +167,7 @@ def _step(client: httpx.Client, sid: str, tool: str, args: dict[str, Any]) -> ht
 
 
 @pytest.mark.parametrize("family", list(TASKS))
-def test_no_tool_input_is_an_environment_fault(server: LiveServer, family: str) -> None:
+def test_no_tool_input_is_an_environment_fault(server: ThreadedServer, family: str) -> None:
     counts = COUNTS.setdefault(family, Counter())
     hub = server.app.state.hub
     made: dict[str, int] = {}  # session id -> steps made in it

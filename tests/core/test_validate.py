@@ -5,11 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from envhub.server.hub import Hub
 from envhub.tasks.catalog import Catalog
 from envhub.validate.core import Validator
 from envhub.validate.record import validation_status, write_record
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_hub
 
 REPO_TASKS = Path(__file__).resolve().parents[2] / "tasks"
 
@@ -37,12 +36,10 @@ READS_FORGED_RESULT = ("import json\nfrom verifiers import STATE\n\ndef test_res
 async def validator(tmp_path):
     for name, body in (("sound", SOUND), ("vacuous", VACUOUS), ("gullible", READS_FORGED_RESULT)):
         echo_task(tmp_path, name, body)
-    hub = Hub.build(make_settings(families=["echo"], tasks_dir=tmp_path, store_enabled=False))
-    await hub.start()
-    v = Validator(hub, runs=2)
-    yield v, hub.catalog
-    v.close()
-    await hub.stop()
+    async with running_hub(make_settings(families=["echo"], tasks_dir=tmp_path, store_enabled=False)) as hub:
+        v = Validator(hub, runs=2)
+        yield v, hub.catalog
+        v.close()
 
 
 async def test_a_sound_task_is_validated_and_recorded(validator):

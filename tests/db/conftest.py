@@ -18,7 +18,7 @@ from envhub.config import Settings, get_settings
 from envhub.server.hub import Hub
 from envhub.verify import runtime
 from envhub.spec import ToolCall
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_hub
 
 PG_URL = os.environ.get("ENVHUB_TEST_POSTGRES_URL")
 NO_PG = "ENVHUB_TEST_POSTGRES_URL is not set (start PostgreSQL and export its URL to run these)"
@@ -89,9 +89,5 @@ def hub_settings(data_dir: Path, url: str | None) -> Settings:
 async def db_hub(request: pytest.FixtureRequest, private_data_dir: Path) -> AsyncIterator[Hub]:
     """An in-process hub serving the db family on the given engine."""
     url = PG_URL if request.param == "postgres" else None
-    hub = Hub.build(hub_settings(private_data_dir, url))
-    await hub.start()
-    try:
+    async with running_hub(hub_settings(private_data_dir, url)) as hub:
         yield hub
-    finally:
-        await hub.stop()

@@ -14,7 +14,7 @@ from envhub.errors import FailureClass
 from envhub.harness import HarnessUnsupported
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_hub
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")  # the module-scoped hub
 
@@ -26,10 +26,8 @@ TASKS = ["terminal/count-error-lines", "terminal/fix-permissions", "db/bank/ask-
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def hub() -> AsyncIterator[Hub]:
-    h = Hub.build(make_settings(families=["echo", "terminal", "db", "office", "swe"], store_enabled=False))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(make_settings(families=["echo", "terminal", "db", "office", "swe"], store_enabled=False)) as h:
+        yield h
 
 
 async def step(hub: Hub, sid: str, tool: str, **arguments):

@@ -8,17 +8,16 @@ import pytest
 
 from environments.office.lo import LibreOffice
 from envhub.config import REPO_ROOT, Settings
-from envhub.server.hub import Hub
+
+from tests.conftest import running_hub
 
 TASKS = REPO_ROOT / "tasks"
 
 
 @pytest.fixture
 async def hub():
-    h = Hub.build(Settings(tasks_dir=TASKS, families=["office"]))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(Settings(tasks_dir=TASKS, families=["office"])) as h:
+        yield h
 
 
 @pytest.fixture

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from envhub.rl.policy import Generation
-from tests.conftest import LiveServer, make_settings
+from envhub.server.thread import ThreadedServer, serve_in_thread
+from tests.conftest import make_settings
 
 
 def _installed(module: str) -> bool:
@@ -58,8 +59,8 @@ def tokenizer():
 
 
 @pytest.fixture(scope="session")
-def db_server() -> Iterator[LiveServer]:
-    with LiveServer(make_settings(families=["db"])) as server:
+def db_server() -> Iterator[ThreadedServer]:
+    with serve_in_thread(make_settings(families=["db"])) as server:
         yield server
 
 

@@ -12,7 +12,8 @@ from envhub.client import AsyncEnvClient
 from envhub.rl.codec import ChatCodec, format_call
 from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
 from envhub.rl.trajectory import read_jsonl, write_jsonl
-from tests.conftest import LiveServer, make_settings
+from envhub.server.thread import serve_in_thread
+from tests.conftest import make_settings
 from tests.rl.conftest import ScriptedPolicy
 
 TASK = "db/bank/ask-balance-001"
@@ -91,7 +92,7 @@ def test_unknown_task_is_not_trainable_and_gets_no_reward(db_server, tokenizer) 
 @pytest.mark.parametrize("op", ["reset", "step", "verify"])
 def test_injected_faults_are_env_errors_never_zero(tokenizer, op: str) -> None:
     tok = tokenizer
-    with LiveServer(make_settings(families=["db"], fault_rate=1.0, fault_ops=[op])) as server:
+    with serve_in_thread(make_settings(families=["db"], fault_rate=1.0, fault_ops=[op])) as server:
         policy = ScriptedPolicy([call(tok, "search_accounts", number="ACC-101961"),
                                  call(tok, "submit_answer", answer=ANSWER)], tok.eos_token_id)
         t = run(server.url, policy, tok)
@@ -116,7 +117,7 @@ def test_group_survives_faults_and_exports_jsonl(tokenizer, tmp_path) -> None:
     tok = tokenizer
     G = 6
     turns = [call(tok, "submit_answer", answer=ANSWER) for _ in range(G)]
-    with LiveServer(make_settings(families=["db"], fault_rate=0.5, fault_seed=1)) as server:
+    with serve_in_thread(make_settings(families=["db"], fault_rate=0.5, fault_seed=1)) as server:
         async def go():
             async with AsyncEnvClient(server.url, retries=0) as env:
                 return await rollout_group(env, ScriptedPolicy(turns, tok.eos_token_id), ChatCodec(tok), TASK, G,

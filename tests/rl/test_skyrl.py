@@ -8,7 +8,8 @@ skyrl_gym = pytest.importorskip("skyrl_gym", reason="skyrl-gym is not installed"
 
 from envhub.rl.codec import format_call  # noqa: E402
 from envhub.rl.skyrl import EnvhubTextEnv, InfraFault, register  # noqa: E402
-from tests.conftest import LiveServer, make_settings  # noqa: E402
+from envhub.server.thread import serve_in_thread
+from tests.conftest import make_settings  # noqa: E402
 
 TASK = "db/bank/ask-balance-001"
 
@@ -36,7 +37,7 @@ def test_oracle_through_skyrl_gym(db_server) -> None:
 
 
 def test_infra_fault_raises_instead_of_a_zero_reward() -> None:
-    with LiveServer(make_settings(families=["db"], fault_rate=1.0, fault_ops=["verify"])) as server:
+    with serve_in_thread(make_settings(families=["db"], fault_rate=1.0, fault_ops=["verify"])) as server:
         env = make(server.url)
         try:
             env.init([])

@@ -38,8 +38,9 @@ from envhub.errors import FailureClass
 from envhub.server.auth import new_key
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall, VerifyResult
+from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.verify import runtime
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import make_settings, running_hub
 from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - the store's fixtures, reused
 
 #: The classes a fault the agent caused may carry: judged, with its reward, in the batch.
@@ -107,11 +108,9 @@ def family_hub(family: str) -> Callable[..., Any]:
 
     @pytest_asyncio.fixture(loop_scope="module", scope="module")
     async def fixture(security_data_dir: Path) -> AsyncIterator[Hub]:
-        hub = Hub.build(Settings(data_dir=security_data_dir, tasks_dir=REPO_ROOT / "tasks", families=[family],
-                                 store_enabled=False))
-        await hub.start()
-        yield hub
-        await hub.stop()
+        async with running_hub(Settings(data_dir=security_data_dir, tasks_dir=REPO_ROOT / "tasks",
+                                        families=[family], store_enabled=False)) as hub:
+            yield hub
 
     return fixture
 
@@ -182,17 +181,17 @@ def log_trap() -> Iterator[LogTrap]:
 
 
 @pytest.fixture(scope="session")
-def open_server() -> Iterator[LiveServer]:
+def open_server() -> Iterator[ThreadedServer]:
     """Keys off (loopback): sessions belong to client tokens."""
-    with LiveServer(make_settings(families=["echo"], max_sessions=100_000, auth="off")) as server:
+    with serve_in_thread(make_settings(families=["echo"], max_sessions=100_000, auth="off")) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
-def keyed_server() -> Iterator[LiveServer]:
+def keyed_server() -> Iterator[ThreadedServer]:
     """Keys on: a key with a quota of 3 sessions, and one limited to the echo family."""
     entries = ";".join([KEY.entry(), ECHO_ONLY.entry()])
-    with LiveServer(make_settings(families=["echo", "terminal"], auth="on", api_keys=entries)) as server:
+    with serve_in_thread(make_settings(families=["echo", "terminal"], auth="on", api_keys=entries)) as server:
         yield server
 
 

@@ -15,7 +15,8 @@ from envhub.client import EnvClient, auth_headers
 from envhub.conformance import ConformanceSuite
 from envhub.errors import Unauthorized
 from envhub.server.auth import Access, parse_entries
-from tests.conftest import LiveServer, make_settings
+from envhub.server.thread import serve_in_thread
+from tests.conftest import make_settings
 from tests.security.conftest import ECHO_ONLY_SECRET, KEY, SECRET, bearer
 
 ECHO = {"env": "echo", "task_id": "echo/say-done"}
@@ -128,7 +129,7 @@ def test_registry_and_health_stay_public_unless_configured(keyed_server):
     for path in ("/health", "/v1/envs", "/v1/tasks?env=echo", "/", "/envs/echo/schema"):
         assert httpx.get(keyed_server.url + path).status_code == 200, path
     closed = make_settings(families=["echo"], auth="on", api_keys=KEY.entry(), public_reads=False)
-    with LiveServer(closed) as server:
+    with serve_in_thread(closed) as server:
         for path in ("/health", "/v1/envs", "/", "/metrics"):
             assert httpx.get(server.url + path).status_code == 401, path
             assert httpx.get(server.url + path, headers=bearer(SECRET)).status_code == 200, path

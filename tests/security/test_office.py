@@ -9,8 +9,9 @@ import json
 import pytest
 
 from envhub.config import REPO_ROOT, Settings
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
+
+from tests.conftest import running_hub
 
 T02, T05, T05_KO, T08 = ("office/banking/t02-model", "office/banking/t05-report", "office/education/t05-report-ko",
                          "office/banking/t08-deck")
@@ -19,10 +20,8 @@ TRAINABLE = {"ok", "agent_error", "agent_timeout"}
 
 @pytest.fixture
 async def office_hub():
-    h = Hub.build(Settings(tasks_dir=REPO_ROOT / "tasks", families=["office"]))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(Settings(tasks_dir=REPO_ROOT / "tasks", families=["office"])) as h:
+        yield h
 
 
 async def _play(hub, task_id, actions):

@@ -18,7 +18,7 @@ import envhub.client
 from envhub.client import AsyncEnvClient, EnvClient
 from envhub.config import REPO_ROOT
 from envhub.errors import NotFound
-from tests.conftest import LiveServer
+from envhub.server.thread import serve_in_thread
 from tests.store.conftest import echo_settings
 from tests.web.conftest import wait_recorded
 
@@ -26,7 +26,7 @@ from tests.web.conftest import wait_recorded
 @pytest.fixture
 def recorded_server(data_dir: Path):
     """An echo server with its own store, holding three finished episodes under two policies."""
-    with LiveServer(echo_settings(data_dir)) as server, EnvClient(server.url) as client:
+    with serve_in_thread(echo_settings(data_dir)) as server, EnvClient(server.url) as client:
         ids = {}
         for name, policy, messages in (("p1-ok", "p1", ["hello", "done"]), ("p1-wrong", "p1", ["nope"]),
                                        ("p2-ok", "p2", ["done"])):
@@ -95,7 +95,7 @@ def test_async_client_lists_tasks_and_episodes(recorded_server) -> None:
 
 
 def test_episodes_route_without_a_store_says_so(data_dir: Path) -> None:
-    with LiveServer(echo_settings(data_dir, store_enabled=False)) as server, EnvClient(server.url) as client:
+    with serve_in_thread(echo_settings(data_dir, store_enabled=False)) as server, EnvClient(server.url) as client:
         with pytest.raises(NotFound, match="records no episodes"):
             client.episodes()
 

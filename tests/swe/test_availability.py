@@ -20,9 +20,10 @@ import pytest
 
 from envhub.client import EnvClient
 from envhub.errors import RequirementMissing
+from envhub.server.thread import ThreadedServer, serve_in_thread
 from environments.swe import toolchains
 from environments.swe.family import SweFamily
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import make_settings
 from tests.swe.conftest import GOOD, LACKING, NO_SUCH, lacking_tasks, require_toolchain
 
 
@@ -32,18 +33,18 @@ def tasks_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def server(tasks_dir: Path) -> Iterator[LiveServer]:
+def server(tasks_dir: Path) -> Iterator[ThreadedServer]:
     require_toolchain("python")
-    with LiveServer(make_settings(families=["swe"], tasks_dir=tasks_dir)) as s:
+    with serve_in_thread(make_settings(families=["swe"], tasks_dir=tasks_dir)) as s:
         yield s
 
 
-def _sandboxes(server: LiveServer) -> set[str]:
+def _sandboxes(server: ThreadedServer) -> set[str]:
     root = server.hub.settings.data_dir / "sandboxes"
     return {p.name for p in root.iterdir()} if root.is_dir() else set()
 
 
-def test_registry_and_ready_name_the_lacking_toolchain_and_the_fix(server: LiveServer):
+def test_registry_and_ready_name_the_lacking_toolchain_and_the_fix(server: ThreadedServer):
     http = httpx.Client(base_url=server.url, timeout=60)
     env = http.get("/v1/envs/swe").json()
     assert env["availability"] == "partial" and env["unavailable_tasks"] == 1 and env["task_count"] == 2
@@ -60,7 +61,7 @@ def test_registry_and_ready_name_the_lacking_toolchain_and_the_fix(server: LiveS
     assert ready.json()["unavailable"]["swe"]["fix"] == "envhub toolchains install go"
 
 
-def test_reset_of_a_lacking_task_is_a_503_before_any_sandbox(server: LiveServer):
+def test_reset_of_a_lacking_task_is_a_503_before_any_sandbox(server: ThreadedServer):
     http = httpx.Client(base_url=server.url, timeout=120)
     before = _sandboxes(server)
     r = http.post("/v1/sessions", json={"env": "swe", "task_id": LACKING})
@@ -85,7 +86,7 @@ def test_reset_of_a_lacking_task_is_a_503_before_any_sandbox(server: LiveServer)
 
 
 def test_ready_is_503_when_no_served_family_can_run(tmp_path: Path):
-    with LiveServer(make_settings(families=["swe"], tasks_dir=lacking_tasks(tmp_path / "t", with_good=False))) as s:
+    with serve_in_thread(make_settings(families=["swe"], tasks_dir=lacking_tasks(tmp_path / "t", with_good=False))) as s:
         r = httpx.get(s.url + "/ready", timeout=60)
         assert r.status_code == 503 and r.json()["code"] == "requirement_missing"
         assert r.json()["fix"] == "envhub toolchains install go"

@@ -9,7 +9,7 @@ import pytest
 from envhub.config import REPO_ROOT
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_hub
 from tests.swe.conftest import load, require_toolchain
 
 MY_LANGUAGES = ("python", "javascript", "typescript", "go", "rust", "java", "c", "cpp", "csharp")
@@ -20,12 +20,8 @@ SLOW = {"rust", "java", "csharp", "cpp"}
 
 @pytest.fixture
 async def swe_hub() -> AsyncIterator[Hub]:
-    h = Hub.build(make_settings(families=["swe"]))
-    await h.start()
-    try:
+    async with running_hub(make_settings(families=["swe"])) as h:
         yield h
-    finally:
-        await h.stop()
 
 
 async def _step(hub: Hub, sid: str, tool: str, **arguments):

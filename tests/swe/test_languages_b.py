@@ -22,7 +22,7 @@ from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
 from environments.swe.repo import clone_base
-from tests.conftest import make_settings
+from tests.conftest import make_settings, running_hub
 from tests.swe.conftest import require_toolchain
 from verifiers.swe import Grade, apply_patch, grade
 
@@ -88,12 +88,8 @@ def test_empty_patch_does_not_resolve(checkout: tuple[Task, Path]):
 
 @pytest.fixture
 async def swe_hub() -> AsyncIterator[Hub]:
-    h = Hub.build(make_settings(families=["swe"]))
-    await h.start()
-    try:
+    async with running_hub(make_settings(families=["swe"])) as h:
         yield h
-    finally:
-        await h.stop()
 
 
 @pytest.mark.parametrize("task_id", [t if t in HUB_DEFAULT else pytest.param(t, marks=pytest.mark.slow)

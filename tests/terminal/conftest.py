@@ -20,6 +20,8 @@ from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.server.hub import Hub
 from envhub.verify import runtime
 
+from tests.conftest import running_hub
+
 #: Harbor sample tasks hold their own test_*.py files, which are data here, not our tests.
 collect_ignore_glob = ["fixtures/*"]
 
@@ -49,7 +51,5 @@ def make_settings(data_dir: Path):
 
 @pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def hub(data_dir: Path) -> AsyncIterator[Hub]:
-    h = Hub.build(hub_settings(data_dir))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(hub_settings(data_dir)) as h:
+        yield h

@@ -20,6 +20,8 @@ from envhub.tasks.dockerfile import needs_network, split_run
 from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
+
+from tests.conftest import running_hub
 from environments.terminal.env import TerminalFamily
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
@@ -120,10 +122,8 @@ def test_import_into_a_terminal_folder_names_the_id(tmp_path: Path) -> None:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def harbor_hub(make_settings, tasks_root: Path, imported: Task) -> AsyncIterator[Hub]:
-    h = Hub.build(make_settings(tasks_root))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(make_settings(tasks_root)) as h:
+        yield h
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -316,10 +316,8 @@ def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
 async def corpus_hub(make_settings, tasks_root: Path) -> AsyncIterator[Hub]:
     for name in corpus_today():
         import_harbor(FIXTURES / name, tasks_root)
-    h = Hub.build(make_settings(tasks_root))
-    await h.start()
-    yield h
-    await h.stop()
+    async with running_hub(make_settings(tasks_root)) as h:
+        yield h
 
 
 @pytest.mark.asyncio(loop_scope="module")
