@@ -205,7 +205,7 @@ async def test_a_shell_the_agent_wedged_is_agent_timeout_through_the_manager() -
     """The deadline ladder holds on this backend too: its shell grace ends before the manager's."""
     from envhub.server.hub import Hub
     from tests.conftest import make_settings
-    from tests.core.test_sessions import wedge_a_shell
+    from tests.server.test_sessions import wedge_a_shell
 
     hub = Hub.build(make_settings(families=["terminal"], sandbox="docker"))
     await hub.start()
