@@ -12,6 +12,8 @@ from sqlalchemy.pool import NullPool
 from environments.db.store import PgHandle, SqliteHandle
 from envhub.errors import FailureClass
 from envhub.spec import ResetRequest, StepRequest, ToolCall
+
+from tests.conftest import running_hub
 from tests.db.conftest import PG_URL
 
 pytestmark = pytest.mark.slow
@@ -86,12 +88,9 @@ async def test_database_deleted_mid_episode_is_env_error(db_hub):
 @pytest.mark.postgres
 @pytest.mark.skipif(not PG_URL, reason="ENVHUB_TEST_POSTGRES_URL is not set")
 async def test_postgres_connection_dropped_is_env_error(private_data_dir):
-    from envhub.server.hub import Hub
     from tests.db.conftest import hub_settings
 
-    hub = Hub.build(hub_settings(private_data_dir, PG_URL))
-    await hub.start()
-    try:
+    async with running_hub(hub_settings(private_data_dir, PG_URL)) as hub:
         m = hub.manager
         c = await m.create(ResetRequest(env="db", task_id="db/bank/update-phone-001"))
         assert (await step(m, c.session_id, "get_customer", customer_id=1)).failure is FailureClass.ok
@@ -107,8 +106,6 @@ async def test_postgres_connection_dropped_is_env_error(private_data_dir):
         assert r.failure is FailureClass.env_error
         assert (await m.verify(c.session_id)).failure_class is FailureClass.env_error
         await m.close(c.session_id)
-    finally:
-        await hub.stop()
 
 
 async def test_closed_sessions_drop_their_databases(db_hub):

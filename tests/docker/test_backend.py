@@ -14,6 +14,8 @@ from envhub.errors import AgentError, EnvError, Unavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.docker import DockerBackend, DockerSettings, SandboxOOM
 from envhub.sandbox.local import SandboxGone
+
+from tests.conftest import running_hub
 from tests.docker.conftest import IMAGE, docker
 
 
@@ -203,16 +205,11 @@ async def test_a_sandbox_at_its_pids_limit_is_cleared_and_the_shell_survives(bac
 
 async def test_a_shell_the_agent_wedged_is_agent_timeout_through_the_manager() -> None:
     """The deadline ladder holds on this backend too: its shell grace ends before the manager's."""
-    from envhub.server.hub import Hub
     from tests.conftest import make_settings
     from tests.server.test_sessions import wedge_a_shell
 
-    hub = Hub.build(make_settings(families=["terminal"], sandbox="docker"))
-    await hub.start()
-    try:
+    async with running_hub(make_settings(families=["terminal"], sandbox="docker")) as hub:
         await wedge_a_shell(hub)
-    finally:
-        await hub.stop()
 
 
 async def test_files_inside_show_as_owned_by_agent(backend: DockerBackend, template: Path) -> None:

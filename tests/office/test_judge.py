@@ -18,8 +18,9 @@ from environments.office import judge
 from environments.office.mutators import filler_prose
 from environments.office.tasktypes import TYPES
 from envhub.config import REPO_ROOT, Settings
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
+
+from tests.conftest import running_hub
 
 TASK = "office/retail/t05-report"
 
@@ -55,17 +56,13 @@ def judge_url():
 
 
 async def _episode(settings, oracle: bool):
-    hub = Hub.build(settings)
-    await hub.start()
-    try:
+    async with running_hub(settings) as hub:
         m = hub.manager
         c = await m.create(ResetRequest(env="office", task_id=TASK))
         if oracle:
             for a in hub.families["office"].oracle_actions(hub.catalog.get(TASK)):
                 await m.step(c.session_id, StepRequest(action=a))
         return await m.verify(c.session_id)
-    finally:
-        await hub.stop()
 
 
 async def test_judge_off_means_no_quality_checks():
@@ -100,9 +97,7 @@ async def test_a_full_marks_judge_cannot_lift_filler_prose(judge_url, tmp_path):
     """Filler under the prose headings fails the mechanical gate; a judge fooled into 1.0 changes nothing."""
     _Judge.score = 1.0
     settings = Settings(tasks_dir=REPO_ROOT / "tasks", families=["office"], judge_url=judge_url)
-    hub = Hub.build(settings)
-    await hub.start()
-    try:
+    async with running_hub(settings) as hub:
         m, task = hub.manager, hub.catalog.get(TASK)
         c = await m.create(ResetRequest(env="office", task_id=TASK))
         for a in hub.families["office"].oracle_actions(task):
@@ -111,8 +106,6 @@ async def test_a_full_marks_judge_cannot_lift_filler_prose(judge_url, tmp_path):
         await m.get(c.session_id).env.export_state(state)
         assert filler_prose(task, state)
         v = await m.judge(task, state, [])
-    finally:
-        await hub.stop()
     assert [ch.score for ch in v.checks if ch.kind == "quality"] == [1.0]
     assert v.reward == 0.0 and not v.passed
     assert "prose-not-filler" in [ch.id for ch in v.checks if not ch.passed]

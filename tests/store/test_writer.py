@@ -12,7 +12,7 @@ from pathlib import Path
 from prometheus_client import REGISTRY
 
 from envhub.config import REPO_ROOT, Settings
-from envhub.server.hub import Hub
+from tests.conftest import running_hub
 from tests.store.conftest import echo_settings
 
 
@@ -33,10 +33,8 @@ def locked(db: Path) -> Iterator[None]:
 
 
 async def test_round_trip_through_the_hub(data_dir: Path, run_episode) -> None:
-    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
-    assert hub.store is not None and hub.store.writer in hub.manager.observers
-    await hub.start()
-    try:
+    async with running_hub(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"])) as hub:
+        assert hub.store is not None and hub.store.writer in hub.manager.observers
         sid = await run_episode(hub, ["hello", "done"], policy="policy-7")
         assert await hub.store.writer.flush()
         ep = hub.store.episode(sid)
@@ -50,8 +48,6 @@ async def test_round_trip_through_the_hub(data_dir: Path, run_episode) -> None:
         assert steps[0].arguments == {"message": "hello"} and steps[0].tool == "echo"
         lat = hub.store.latency(task_id="echo/say-done")
         assert lat.episodes == 1 and {f.op: f.n for f in lat.figures} == {"reset": 1, "step": 2, "verify": 1}
-    finally:
-        await hub.stop()
 
 
 async def test_long_observations_are_bounded(data_dir: Path, hub_with_store, run_episode) -> None:
@@ -160,9 +156,7 @@ async def test_results_are_kept_per_harness(data_dir: Path) -> None:
     from envhub.spec import ResetRequest, StepRequest, ToolCall
     from envhub.web.views import task_page
 
-    hub = Hub.build(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"]))
-    await hub.start()
-    try:
+    async with running_hub(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"])) as hub:
         m = hub.manager
         for harness, message in (("plain", "done"), ("plain", "done"), ("mcp", "nope")):
             c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", harness=harness))
@@ -175,5 +169,3 @@ async def test_results_are_kept_per_harness(data_dir: Path) -> None:
                                                                                       "mcp": (1, 0.0)}
         assert info.by_harness["mcp"].failure_classes == {"ok": 1}
         assert task_page(hub, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
-    finally:
-        await hub.stop()

@@ -349,13 +349,9 @@ async def test_a_verify_that_hangs_is_cut_at_the_tasks_limit(make_settings, tmp_
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     assert task.config.limits.verify_timeout_s == 33
-    h = Hub.build(make_settings(root))
-    await h.start()
-    try:
+    async with running_hub(make_settings(root)) as h:
         s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
         v = await h.manager.verify(s.session_id)
-    finally:
-        await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
     assert "did not finish within the task's verifier limit of 3 s" in v.checks[0].message
 
@@ -372,13 +368,9 @@ async def test_a_server_left_running_does_not_hold_up_the_verdict(make_settings,
                                           "echo 1 > /logs/verifier/reward.txt\n")
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
-    h = Hub.build(make_settings(root))
-    await h.start()
-    try:
+    async with running_hub(make_settings(root)) as h:
         s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
         v = await h.manager.verify(s.session_id)
-    finally:
-        await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
 
 
@@ -395,32 +387,30 @@ async def test_a_harness_that_cannot_run_under_the_limits_is_task_invalid(make_s
     shutil.copytree(SAMPLE, broken_src)
     (broken_src / "solution" / "solve.sh").write_text("#!/bin/bash\necho '{}' > /app/stats.json\n")
     broken = Task.load(import_harbor(broken_src, root))
-    h = Hub.build(make_settings(root))
-    await h.start()
-    validator = Validator(h, runs=1)
-    try:
-        report = await validator.validate(tsan)
-        assert report.status == "rejected"
-        oracle = next(f for f in report.findings if f.check == "oracle:run1")
-        assert not oracle.ok and "ThreadSanitizer" in oracle.detail
-        harness = next(f for f in report.findings if f.check == "harness")
-        assert not harness.ok and "passes with the address-space limit lifted" in harness.detail
-        assert tsan.validation_record()["task_invalid"] == harness.detail
+    async with running_hub(make_settings(root)) as h:
+        validator = Validator(h, runs=1)
+        try:
+            report = await validator.validate(tsan)
+            assert report.status == "rejected"
+            oracle = next(f for f in report.findings if f.check == "oracle:run1")
+            assert not oracle.ok and "ThreadSanitizer" in oracle.detail
+            harness = next(f for f in report.findings if f.check == "harness")
+            assert not harness.ok and "passes with the address-space limit lifted" in harness.detail
+            assert tsan.validation_record()["task_invalid"] == harness.detail
 
-        s = await h.manager.create(ResetRequest(env="terminal", task_id=tsan.id))
-        for call in TerminalFamily().oracle_actions(tsan):
-            await h.manager.step(s.session_id, StepRequest(action=call))
-        v = await h.manager.verify(s.session_id)
-        assert (v.failure_class, v.trainable) == ("task_invalid", False), v
-        assert "cannot run under the sandbox limits" in v.detail
+            s = await h.manager.create(ResetRequest(env="terminal", task_id=tsan.id))
+            for call in TerminalFamily().oracle_actions(tsan):
+                await h.manager.step(s.session_id, StepRequest(action=call))
+            v = await h.manager.verify(s.session_id)
+            assert (v.failure_class, v.trainable) == ("task_invalid", False), v
+            assert "cannot run under the sandbox limits" in v.detail
 
-        report = await validator.validate(broken)
-        assert report.status == "rejected" and not report.task_invalid
-        assert [f.check for f in report.findings if not f.ok] == ["oracle:run1"]
-        assert "task_invalid" not in broken.validation_record()
-    finally:
-        validator.close()
-        await h.stop()
+            report = await validator.validate(broken)
+            assert report.status == "rejected" and not report.task_invalid
+            assert [f.check for f in report.findings if not f.ok] == ["oracle:run1"]
+            assert "task_invalid" not in broken.validation_record()
+        finally:
+            validator.close()
 
 
 def _record_content(task: Task) -> dict:
@@ -476,13 +466,9 @@ async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: P
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     assert "CPUS = 1 " in (task.tests_dir / "test_harbor.py").read_text()
-    h = Hub.build(make_settings(root))
-    await h.start()
-    try:
+    async with running_hub(make_settings(root)) as h:
         s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
         v = await h.manager.verify(s.session_id)
-    finally:
-        await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
 
 
@@ -498,14 +484,10 @@ async def test_an_agent_that_stops_test_sh_gets_zero_not_a_verifier_error(make_s
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     assert task.config.metadata["harbor"]["control_state"] is True
-    h = Hub.build(make_settings(root))
-    await h.start()
-    try:
+    async with running_hub(make_settings(root)) as h:
         s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
         await h.manager.step(s.session_id, StepRequest(action={"tool": "write_file", "arguments": {
             "path": "/workspace/check.sh", "content": "kill -9 $PPID\n"}}))
         v = await h.manager.verify(s.session_id)
-    finally:
-        await h.stop()
     assert (v.failure_class, v.reward) == ("ok", 0.0), v.detail
     assert "though it does on the task's initial state" in v.checks[0].message
