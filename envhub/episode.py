@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from envhub.errors import FailureClass
-from envhub.spec import EpisodeStep, Observation, ToolCall, escape_unencodable
+from envhub.spec import EpisodeStep, Observation, ToolCall, escape_unencodable, unencodable
 
 MAX_OBSERVATION_CHARS = 4000  # characters of an observation's text kept (step log, trajectory, store)
 MAX_ARGUMENTS_CHARS = 8000  # characters of a step's arguments, as JSON, the store keeps
@@ -38,20 +38,13 @@ class EpisodeHeader(BaseModel):
                 "policy_version": self.policy_version, "created_at": self.created_at.isoformat()}
 
 
-class LoggedObservation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    text: str
-    is_error: bool
-    data: dict[str, Any]
-
-
 class StepEntry(BaseModel):
     """One step of the episode as the session logged it; `line()` is what the verifier reads."""
 
     model_config = ConfigDict(extra="forbid")
     step: int
     action: ToolCall
-    observation: LoggedObservation
+    observation: Observation
     failure: FailureClass
     elapsed_s: float
     #: The observation's text was longer than `MAX_OBSERVATION_CHARS` (not part of the trajectory line).
@@ -61,14 +54,15 @@ class StepEntry(BaseModel):
     def record(cls, step: int, action: ToolCall, obs: Observation, failure: FailureClass,
                elapsed_s: float) -> StepEntry:
         """The entry of a step just answered. Every value is already checked (the action by the
-        protocol, the observation by its model), so it is built without validating again: this runs
-        on every step."""
+        protocol, the observation by its model), and neither is changed later, so both are kept as
+        they are unless they need cutting or escaping: this runs on every step."""
         cut = len(obs.text) > MAX_OBSERVATION_CHARS
-        return cls.model_construct(
-            step=step, action=ToolCall.model_construct(**escape_unencodable(action.model_dump())),
-            observation=LoggedObservation.model_construct(
-                text=obs.text[:MAX_OBSERVATION_CHARS] if cut else obs.text, is_error=obs.is_error, data=obs.data),
-            failure=failure, elapsed_s=round(elapsed_s, 6), observation_cut=cut)
+        if cut:
+            obs = obs.model_copy(update={"text": obs.text[:MAX_OBSERVATION_CHARS]})
+        if unencodable(action.arguments) or unencodable(action.tool):
+            action = ToolCall.model_construct(**escape_unencodable(action.model_dump()))
+        return cls.model_construct(step=step, action=action, observation=obs, failure=failure,
+                                   elapsed_s=round(elapsed_s, 6), observation_cut=cut)
 
     def line(self) -> dict[str, Any]:
         """The trajectory line: {step, action: {tool, arguments}, observation: {text, is_error, data},

@@ -40,7 +40,8 @@ class ToolCall(BaseModel):
     arguments: dict[str, Any] = Field(default_factory=dict, description="Arguments per the tool's inputSchema.")
 
 
-def _unencodable(value: Any) -> bool:
+def unencodable(value: Any) -> bool:
+    """Whether `value` holds a string UTF-8 cannot encode (a lone surrogate), at any depth."""
     if isinstance(value, str):
         if value.isascii():
             return False
@@ -50,9 +51,9 @@ def _unencodable(value: Any) -> bool:
             return True
         return False
     if isinstance(value, dict):
-        return any(_unencodable(k) or _unencodable(v) for k, v in value.items())
+        return any(unencodable(k) or unencodable(v) for k, v in value.items())
     if isinstance(value, list | tuple):
-        return any(_unencodable(v) for v in value)
+        return any(unencodable(v) for v in value)
     return False
 
 
@@ -81,9 +82,9 @@ class Observation(BaseModel):
     def _valid_unicode(self) -> Observation:
         """A tool may hand back a string UTF-8 cannot encode (a file name, a stored value, an echoed
         argument): keep it as escape text, so the answer, the step log and the store all encode it."""
-        if _unencodable(self.text):
+        if unencodable(self.text):
             self.text = escape_unencodable(self.text)
-        if self.data and _unencodable(self.data):
+        if self.data and unencodable(self.data):
             self.data = escape_unencodable(self.data)
         return self
 
