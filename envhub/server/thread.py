@@ -15,6 +15,7 @@ from typing import Any
 import uvicorn
 
 from envhub.config import Settings
+from envhub.server.app import create_app
 from envhub.server.hub import Hub
 
 
@@ -35,8 +36,6 @@ class ThreadedServer:
 
     def __init__(self, settings: Settings, app: Any = None, *, host: str = "127.0.0.1", port: int = 0,
                  start_timeout_s: float = 60.0) -> None:
-        from envhub.server.app import create_app  # the composition root imports this module's users
-
         self.port = port or free_port(host)
         self.url = f"http://{host}:{self.port}"
         self.app = app if app is not None else create_app(settings)
