@@ -6,9 +6,10 @@ import signal
 import pytest
 
 from envhub.config import get_settings
-from envhub.errors import AgentError, EnvError, SandboxUnavailable
+from envhub.errors import AgentError, EnvError, SandboxGone, SandboxUnavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
-from envhub.sandbox.local import LocalBackend, SandboxGone, _children
+from envhub.sandbox.local import LocalBackend
+from envhub.sandbox.process import children
 
 
 @pytest.fixture
@@ -52,7 +53,7 @@ async def test_a_background_service_survives_a_later_timeout(sandbox):
 async def test_fork_bomb_stays_inside(sandbox, tmp_path):
     """The bomb is capped by the sandbox's own process limit; the agent pays for it, the host does not."""
     await sandbox.run("true", timeout_s=10)  # the sandbox is up: its pid namespace exists
-    namespace = os.readlink(f"/proc/{_children(sandbox._proc.pid)[0]}/ns/pid")
+    namespace = os.readlink(f"/proc/{children(sandbox._proc.pid)[0]}/ns/pid")
     try:
         await sandbox.run(":(){ :|:& };:", timeout_s=3)
         after = await sandbox.run("echo still-here", timeout_s=20)
