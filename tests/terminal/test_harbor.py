@@ -20,7 +20,7 @@ from envhub.tasks.dockerfile import needs_network, split_run
 from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
-from environments.terminal.env import TerminalFamily
+from environments.terminal import TerminalFamily
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
 

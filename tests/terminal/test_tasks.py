@@ -9,7 +9,8 @@ from envhub.config import REPO_ROOT
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
-from environments.terminal.env import TerminalFamily
+from environments.terminal import TerminalFamily
+
 
 def _task_dirs() -> list[Task]:
     root = REPO_ROOT / "tasks"
