@@ -143,3 +143,44 @@ async def test_files_inside_show_as_owned_by_agent(sandbox):
                             "getent passwd agent | cut -d: -f3,6", timeout_s=10)
     assert res.exit_code == 0, res.output
     assert res.output.split() == ["agent", "agent", "agent:agent", "agent", "1000:/workspace"]
+
+
+def _cpu_quota_of(pid: int) -> tuple[int, int] | None:
+    """The CFS quota and period of `pid`'s cpu cgroup as the host sees it (v1 or v2); None: no quota."""
+    for line in open(f"/proc/{pid}/cgroup").read().splitlines():
+        _, controllers, rel = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            for mount in ("cpu", "cpu,cpuacct"):
+                group = f"/sys/fs/cgroup/{mount}{rel}"
+                if os.path.isdir(group):
+                    quota = int(open(f"{group}/cpu.cfs_quota_us").read())
+                    return None if quota < 0 else (quota, int(open(f"{group}/cpu.cfs_period_us").read()))
+        elif controllers == "" and os.path.exists(f"/sys/fs/cgroup{rel}/cpu.max"):
+            quota, period = open(f"/sys/fs/cgroup{rel}/cpu.max").read().split()
+            return None if quota == "max" else (int(quota), int(period))
+    return None
+
+
+async def test_a_tasks_cpus_limit_its_sandbox(tmp_path):
+    """`nproc` inside shows the task's CPUs, and a CFS quota holds even when the agent widens its
+    own affinity (which any process may do)."""
+    from envhub.sandbox.local import CpuQuota
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a host with at least 2 CPUs to show a limit")
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(cpus=1)))
+    try:
+        assert (await sb.run("nproc", timeout_s=10)).output.strip() == "1"
+        if CpuQuota.parent() is None:
+            pytest.skip("no writable cpu cgroup here: the limit is affinity only")
+        quota = _cpu_quota_of(sb._proc.pid)
+        assert quota is not None and quota[0] / quota[1] == 1.0, quota
+    finally:
+        await sb.close()
+    unlimited = await backend.start(SandboxSpec())
+    try:
+        assert int((await unlimited.run("nproc", timeout_s=10)).output) == len(os.sched_getaffinity(0))
+        assert _cpu_quota_of(unlimited._proc.pid) is None
+    finally:
+        await unlimited.close()

@@ -478,6 +478,7 @@ async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: P
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     assert "CPUS = 1 " in (task.tests_dir / "test_harbor.py").read_text()
+    assert task.config.limits.cpus == 1  # the agent's sandbox gets it too
     h = Hub.build(make_settings(root))
     await h.start()
     try:
