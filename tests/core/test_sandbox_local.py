@@ -1,7 +1,10 @@
 """The bubblewrap backend, for real: isolation, limits, deadlines and fault classification."""
 
 import os
+import shutil
 import signal
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -184,3 +187,22 @@ async def test_a_tasks_cpus_limit_its_sandbox(tmp_path):
         assert _cpu_quota_of(unlimited._proc.pid) is None
     finally:
         await unlimited.close()
+
+
+async def test_run_once_result_channel_is_out_of_band():
+    """The program writes its result to the backend's pipe ($ENVHUB_RESULT_FD); the judged state is
+    read-only and nothing in the sandbox's file system leads to the channel."""
+    state = Path(tempfile.mkdtemp(prefix="envhub-state-", dir="/var/tmp"))  # reachable by the sandbox uid
+    state.chmod(0o755)
+    (state / "answer.txt").write_text("42\n")
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    script = ("echo FORGED-ON-STDOUT; echo x > /workspace/answer.txt || echo READ-ONLY; "
+              "printf '{\"ok\": true}' >&$ENVHUB_RESULT_FD")
+    res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True), ["bash", "-c", script],
+                                 timeout_s=30, result=True)
+    assert res.exit_code == 0, res
+    assert res.result == b'{"ok": true}' and "READ-ONLY" in res.output, res
+    plain = await backend.run_once(SandboxSpec(template=state), ["bash", "-c", "echo ${ENVHUB_RESULT_FD:-none}"],
+                                   timeout_s=30)
+    assert plain.result is None and plain.output.strip() == "none"
+    shutil.rmtree(state, ignore_errors=True)

@@ -214,3 +214,17 @@ async def test_files_inside_show_as_owned_by_agent(backend: DockerBackend, templ
         assert r.exit_code == 0 and r.output.split() == ["agent", "agent:agent", "agent"], r
     finally:
         await sb.close()
+
+
+async def test_a_tasks_cpus_bound_the_container(backend: DockerBackend, template: Path) -> None:
+    """`SandboxLimits.cpus` becomes the container's CFS quota, which the agent reads inside (and
+    cannot raise: the cgroup files are read-only to it)."""
+    sb = await backend.start(SandboxSpec(template=template, limits=SandboxLimits(cpus=0.5)))
+    try:
+        res = await sb.run("cat /sys/fs/cgroup/cpu.max 2>/dev/null || "
+                           "echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us)",
+                           timeout_s=10)
+        quota, period = res.output.split()[:2]
+        assert int(quota) / int(period) == 0.5, res.output
+    finally:
+        await sb.close()
