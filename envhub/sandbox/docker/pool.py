@@ -93,9 +93,13 @@ class WarmPool:
 
     async def drain(self) -> None:
         """Stop refilling and remove every pooled box of this event loop."""
+        loop = asyncio.get_running_loop()
+        filling = [t for t in self._filling.values() if t.get_loop() is loop]
         for task in self._filling.values():
             task.cancel()
+        # A launch cut short removes its own container: wait for that while the engine client is open.
+        await asyncio.gather(*filling, return_exceptions=True)
+        self._filling.clear()
         boxes = [b for bs in self.boxes.values() for b in bs]
         self.boxes.clear()
-        loop = asyncio.get_running_loop()
         await asyncio.gather(*(self._remove(b) for b in boxes if b.loop is loop), return_exceptions=True)
