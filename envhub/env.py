@@ -87,10 +87,6 @@ class Environment(ABC):
         The verifier reads `dest` read-only. After this call the agent can change nothing.
         """
 
-    async def healthy(self) -> bool:
-        """Whether the environment's own infrastructure is intact (used to classify faults)."""
-        return True
-
     @abstractmethod
     async def close(self) -> None:
         """Release everything; safe to call more than once."""

@@ -6,7 +6,10 @@ wire, so the server translates exceptions to answers in exactly one place
 
     EnvhubError
     ├── AgentError (ValueError)            agent_error: malformed action, unknown tool, bad arguments
+    │   ├── SandboxGone                    the agent's own command ended its sandbox's shell
+    │   └── SandboxOOM                     a command blew the sandbox's memory limit
     ├── AgentTimeout (TimeoutError)        agent_timeout: a step or the episode ran past its deadline
+    │   └── ShellWedged                    a timed-out command left its shell unresponsive; it was ended
     ├── EnvError (RuntimeError)            env_error: sandbox/DB/filesystem fault the policy did not cause
     │   └── SandboxUnavailable             bubblewrap (or the engine) is missing
     ├── VerifierError (RuntimeError)       verifier_error: verifier crashed, timed out, wrote nonsense
@@ -91,10 +94,28 @@ class AgentError(EnvhubError, ValueError):
     code = "agent_error"
 
 
+class SandboxGone(AgentError):
+    """The agent's own command ended its shell (e.g. `exit`, `kill -9 $$`)."""
+
+    code = "sandbox_gone"
+
+
+class SandboxOOM(AgentError):
+    """A process in the sandbox exceeded the memory limit and the kernel killed it."""
+
+    code = "sandbox_oom"
+
+
 class AgentTimeout(EnvhubError, TimeoutError):
     failure_class = FailureClass.agent_timeout
     status = 408
     code = "agent_timeout"
+
+
+class ShellWedged(AgentTimeout):
+    """The shell did not come back after the agent's timed-out command was killed; it was ended."""
+
+    code = "shell_wedged"
 
 
 class EnvError(EnvhubError, RuntimeError):
@@ -203,8 +224,8 @@ class PayloadTooLarge(RequestError):
 ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
-        EnvhubError, AgentError, AgentTimeout, EnvError, SandboxUnavailable, VerifierError,
-        TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError, InvalidRequest, Unauthorized,
-        Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
+        EnvhubError, AgentError, SandboxGone, SandboxOOM, AgentTimeout, ShellWedged, EnvError, SandboxUnavailable,
+        VerifierError, TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError,
+        InvalidRequest, Unauthorized, Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }

@@ -1,6 +1,8 @@
 """Sandbox backends: where agent commands and verifiers run.
 
-`base` holds the interface (`SandboxBackend` starts `Sandbox`es); one module per backend.
+`base` holds the interface (`SandboxBackend` starts `Sandbox`es); `local` (bubblewrap) and the
+`docker` package are the backends; `shell` (the persistent-shell protocol) and `process` (host
+process and file helpers) are what both share. See docs/architecture.md.
 The server only ever sees the interface, so a Docker or scale-out backend plugs in unchanged.
 """
 

@@ -16,6 +16,10 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 WORKSPACE = "/workspace"
+#: The variable naming the descriptor a `run_once(result=True)` program writes its result to.
+RESULT_FD_ENV = "ENVHUB_RESULT_FD"
+#: The most a result channel carries; a program that writes more has written no result.
+RESULT_LIMIT = 4 * 1024 * 1024
 
 
 class SandboxLimits(BaseModel):
@@ -24,6 +28,7 @@ class SandboxLimits(BaseModel):
     processes: int = Field(default=256, description="Processes for the whole sandbox (RLIMIT_NPROC).")
     file_mb: int = Field(default=256, description="Largest file a process may write (RLIMIT_FSIZE).")
     open_files: int = Field(default=1024)
+    cpus: float | None = Field(default=None, gt=0, description="CPUs the sandbox may use; None: the backend's default.")
 
 
 class SandboxSpec(BaseModel):
@@ -48,6 +53,8 @@ class ExecResult(BaseModel):
     timed_out: bool = False
     truncated: bool = False
     elapsed_s: float = 0.0
+    #: What a `run_once(result=True)` program wrote to its result channel (None when not asked for).
+    result: bytes | None = None
 
 
 class Sandbox(ABC):
@@ -96,9 +103,15 @@ class SandboxBackend(ABC):
         """Start a sandbox with a persistent shell over a fresh copy of `spec.template`."""
 
     @abstractmethod
-    async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float,
-                       pass_fds: Sequence[int] = (), max_output: int = 64_000) -> ExecResult:
-        """Run one command in a fresh, throwaway sandbox (no persistent shell): the verifier's path."""
+    async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float, max_output: int = 64_000,
+                       result: bool = False) -> ExecResult:
+        """Run one command in a fresh, throwaway sandbox (no persistent shell): the verifier's path.
+
+        With `result`, the program gets a result channel: a write-only descriptor named by
+        `$ENVHUB_RESULT_FD` that the backend owns (a pipe, or a file only root can open), out of
+        band of everything the program reads, so the judged state can never write the result.
+        Its bytes come back as `ExecResult.result` (empty when none or more than `RESULT_LIMIT`).
+        """
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release pooled resources."""

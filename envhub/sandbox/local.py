@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import fcntl
 import json
+import logging
 import os
 import resource
 import secrets
@@ -25,22 +26,40 @@ import uuid
 from collections.abc import Sequence
 from pathlib import Path
 
-from envhub.errors import EnvError, SandboxUnavailable, Unavailable
-from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
-from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, SandboxGone, converse, frame
+from envhub.errors import EnvError, SandboxGone, SandboxUnavailable, Unavailable
+from envhub.sandbox.base import (
+    RESULT_FD_ENV,
+    RESULT_LIMIT,
+    WORKSPACE,
+    ExecResult,
+    Sandbox,
+    SandboxBackend,
+    SandboxLimits,
+    SandboxSpec,
+)
+from envhub.sandbox.process import (
+    AGENT,
+    SHELL,
+    base_env,
+    children,
+    chown_tree,
+    copy_tree,
+    cpu_set,
+    descendants,
+    signal_all,
+)
+from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, converse, frame
 
-SHELL = ("/bin/bash", "--noprofile", "--norc")
+log = logging.getLogger("envhub.sandbox.local")
 SANDBOX_UID = 1000  # what the agent sees inside
 #: Host folders some Debian toolchains need read-only beside /usr and /etc (GHC's package
 #: database: /usr/lib/ghc/package.conf.d links to /var/lib/ghc).
 TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
 UID_LOCKS = Path("/run/lock/envhub-uids")
-PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 #: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
 #: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).
 UNLIMITED_MB = 1 << 40
-AGENT = "agent"  # the sandbox uid's name inside, whatever the host calls uid 1000
 
 
 def identity_files(dest: Path, uid: int = SANDBOX_UID) -> tuple[Path, Path]:
@@ -61,46 +80,81 @@ def identity_files(dest: Path, uid: int = SANDBOX_UID) -> tuple[Path, Path]:
     return out[0], out[1]
 
 
-def _descendants(pid: int) -> list[int]:
-    """Every live descendant of `pid`, parents before children."""
-    out: list[int] = []
-    stack = [pid]
-    while stack:
-        p = stack.pop()
-        try:
-            for tid in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    kids = [int(c) for c in f.read().split()]
-                out.extend(kids)
-                stack.extend(kids)
-        except (FileNotFoundError, ProcessLookupError, NotADirectoryError):
-            continue
-    return out
-
-
 _LIBC = ctypes.CDLL(None, use_errno=True)
 _PR_SET_PDEATHSIG = 1
 
 
-def _children(pid: int) -> list[int]:
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as f:
-            return [int(c) for c in f.read().split()]
-    except FileNotFoundError:
-        return []
+class CpuQuota:
+    """A sandbox's CPU limit that holds: a CFS quota cgroup (v1 `cpu.cfs_quota_us`, v2 `cpu.max`)
+    under this server's own, where the host lets us make one. Affinity alone (what `nproc`
+    reports) does not hold: a process may widen its own with `taskset`."""
+
+    PERIOD_US = 100_000
+    _parent: Path | None | bool = False  # not looked up yet
+
+    @classmethod
+    def parent(cls) -> Path | None:
+        """`<our cpu cgroup>/envhub`, or None where no writable cpu controller is ours."""
+        if cls._parent is False:
+            cls._parent = None
+            with contextlib.suppress(OSError, ValueError):
+                for line in Path("/proc/self/cgroup").read_text().splitlines():
+                    _, controllers, rel = line.split(":", 2)
+                    rel = rel.lstrip("/")
+                    if "cpu" in controllers.split(","):
+                        candidates = [Path("/sys/fs/cgroup", mount, rel) for mount in ("cpu", "cpu,cpuacct")]
+                    elif controllers == "" and "cpu" in (Path("/sys/fs/cgroup", rel, "cgroup.subtree_control")
+                                                         .read_text().split()):
+                        candidates = [Path("/sys/fs/cgroup", rel)]
+                    else:
+                        continue
+                    for c in candidates:
+                        if os.access(c, os.W_OK):
+                            (c / "envhub").mkdir(exist_ok=True)
+                            cls._parent = c / "envhub"
+                            break
+                    if cls._parent:
+                        break
+        return cls._parent or None
+
+    @classmethod
+    def make(cls, name: str, cpus: float) -> Path | None:
+        """A fresh cgroup limited to `cpus` CPUs; None where none can be made (affinity only)."""
+        parent = cls.parent()
+        if parent is None:
+            return None
+        group = parent / name
+        quota = max(1000, int(cpus * cls.PERIOD_US))
+        try:
+            group.mkdir()
+            if (group / "cpu.max").exists():
+                (group / "cpu.max").write_text(f"{quota} {cls.PERIOD_US}")
+            else:
+                (group / "cpu.cfs_period_us").write_text(str(cls.PERIOD_US))
+                (group / "cpu.cfs_quota_us").write_text(str(quota))
+        except OSError as e:
+            log.warning("cannot make a cpu cgroup for a sandbox (the CPU limit is affinity only): %s", e)
+            cls.remove(group)
+            return None
+        return group
+
+    @staticmethod
+    def remove(group: Path | None) -> None:
+        if group is not None:
+            with contextlib.suppress(OSError):
+                group.rmdir()
 
 
-def _signal_all(pids: Sequence[int], sig: int) -> None:
-    for p in pids:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(p, sig)
-
-
-def _limits_preexec(limits: SandboxLimits, uid: int | None):
-    """Runs in the child between fork and exec: limits, then the sandbox's own uid."""
+def _limits_preexec(limits: SandboxLimits, uid: int | None, cpu_group: Path | None = None):
+    """Runs in the child between fork and exec: CPUs, limits, then the sandbox's own uid."""
     mb = 1024 * 1024
+    pinned = cpu_set(limits.cpus)
 
     def apply() -> None:
+        if cpu_group is not None:
+            (cpu_group / "cgroup.procs").write_text(str(os.getpid()))
+        if pinned is not None:
+            os.sched_setaffinity(0, pinned)
         resource.setrlimit(resource.RLIMIT_CPU, (limits.cpu_s, limits.cpu_s))
         space = resource.RLIM_INFINITY if limits.memory_mb >= UNLIMITED_MB else limits.memory_mb * mb
         resource.setrlimit(resource.RLIMIT_AS, (space, space))
@@ -119,8 +173,9 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None):
 
 class LocalSandbox(Sandbox):
     def __init__(self, backend: LocalBackend, proc: asyncio.subprocess.Process, root: Path, uid: int,
-                 limits: SandboxLimits) -> None:
+                 limits: SandboxLimits, cpu_group: Path | None = None) -> None:
         self._backend = backend
+        self._cpu_group = cpu_group
         self._proc = proc
         self.root = root
         self.uid = uid
@@ -171,14 +226,14 @@ class LocalSandbox(Sandbox):
         /proc's children lists are racy while processes fork, a cached pid is not.
         """
         if self._machinery is None:
-            init = self._init[0] if self._init else next(iter(_children(self._proc.pid)), None)
-            kids = _children(init) if init else []
+            init = self._init[0] if self._init else next(iter(children(self._proc.pid)), None)
+            kids = children(init) if init else []
             if kids:
                 self._machinery = {init, kids[0]}
         return self._machinery or set()
 
     def _sandbox_pids(self) -> set[int]:
-        return set(_descendants(self._proc.pid))
+        return set(descendants(self._proc.pid))
 
     async def is_alive(self) -> bool:
         return not self._closed and self._proc.returncode is None
@@ -235,12 +290,12 @@ class LocalSandbox(Sandbox):
             new = [p for p in self._sandbox_pids() - before - keep]
             if not new:
                 return
-            _signal_all(new, signal.SIGKILL)
+            signal_all(new, signal.SIGKILL)
 
     async def export(self, dest: Path) -> None:
         if self._closed:
             raise EnvError("sandbox is closed")
-        _signal_all(list(self._sandbox_pids()), signal.SIGSTOP)  # freeze: nothing changes under the copy
+        signal_all(list(self._sandbox_pids()), signal.SIGSTOP)  # freeze: nothing changes under the copy
         await self._backend.copy_tree(self.workspace, dest)
 
     async def _hard_kill(self) -> None:
@@ -251,11 +306,11 @@ class LocalSandbox(Sandbox):
             pids = list(self._sandbox_pids())
             if not pids:
                 break
-            _signal_all(pids, signal.SIGKILL)
+            signal_all(pids, signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=2)
             return
-        _signal_all([self._proc.pid], signal.SIGKILL)
+        signal_all([self._proc.pid], signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError, TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=5)
 
@@ -268,6 +323,7 @@ class LocalSandbox(Sandbox):
             if self._init is None or not os.path.exists(f"/proc/{self._init[0]}/task"):
                 break
             await asyncio.sleep(0.01)
+        CpuQuota.remove(self._cpu_group)
         self._backend.release(self.uid)
         await asyncio.to_thread(shutil.rmtree, self.root, True)
 
@@ -288,7 +344,6 @@ class LocalBackend(SandboxBackend):
         self._uid_locks: dict[int, int] = {}
         self._swept = False
         self._bwrap = shutil.which("bwrap")
-        self._cp = shutil.which("cp") or "/bin/cp"
         self._identity: tuple[Path, Path] | None = None
 
     def check(self) -> None:
@@ -340,7 +395,7 @@ class LocalBackend(SandboxBackend):
                 continue  # a live server's sandbox
             finally:
                 os.close(fd)
-            _signal_all(pids, signal.SIGKILL)
+            signal_all(pids, signal.SIGKILL)
 
     def release(self, uid: int) -> None:
         fd = self._uid_locks.pop(uid, None)
@@ -350,16 +405,10 @@ class LocalBackend(SandboxBackend):
 
     # -- file helpers --------------------------------------------------------------------------
     async def copy_tree(self, src: Path, dest: Path, uid: int | None = None) -> None:
-        """Copy a tree with modes and symlinks as they are (`cp -a`, reflink where possible)."""
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        proc = await asyncio.create_subprocess_exec(
-            self._cp, "-a", "--reflink=auto", "--no-target-directory", str(src), str(dest),
-            stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.PIPE)
-        _, err = await proc.communicate()
-        if proc.returncode != 0:
-            raise EnvError(f"copying {src} failed: {err.decode(errors='replace').strip()}")
+        """Copy a tree as it is, given to `uid` where we may."""
+        await copy_tree(src, dest)
         if uid is not None and self._is_root:
-            await asyncio.to_thread(_chown_tree, dest, uid)
+            await asyncio.to_thread(chown_tree, dest, uid)
 
     def _argv(self, spec: SandboxSpec, workspace: Path) -> list[str]:
         assert self._bwrap
@@ -384,8 +433,7 @@ class LocalBackend(SandboxBackend):
             argv += ["--ro-bind", host, inside]
         for host, inside in spec.rw_binds.items():
             argv += ["--bind", host, inside]
-        env = {"PATH": PATH, "HOME": WORKSPACE, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "TERM": "dumb",
-               "USER": "agent", "TZ": "UTC", "TMPDIR": "/tmp", **spec.env}
+        env = base_env() | spec.env
         argv.append("--clearenv")
         for k, v in env.items():
             argv += ["--setenv", k, v]
@@ -393,12 +441,12 @@ class LocalBackend(SandboxBackend):
         return argv
 
     async def _spawn(self, argv: list[str], uid: int, limits: SandboxLimits, pass_fds: Sequence[int] = (),
-                     stdin: int = asyncio.subprocess.PIPE) -> asyncio.subprocess.Process:
+                     stdin: int = asyncio.subprocess.PIPE, cpu_group: Path | None = None) -> asyncio.subprocess.Process:
         try:
             return await asyncio.create_subprocess_exec(
                 *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=_limits_preexec(limits, uid if self._is_root else None), pass_fds=tuple(pass_fds),
-                start_new_session=True)
+                preexec_fn=_limits_preexec(limits, uid if self._is_root else None, cpu_group),
+                pass_fds=tuple(pass_fds), start_new_session=True)
         except OSError as e:
             raise EnvError(f"cannot start bubblewrap: {e}") from e
 
@@ -406,8 +454,11 @@ class LocalBackend(SandboxBackend):
         self.check()
         uid = self._take_uid()
         root = self.root / f"sbx-{uuid.uuid4().hex[:16]}"
+        cpu_group = None
         try:
             root.mkdir(parents=True)
+            if spec.limits.cpus is not None:
+                cpu_group = CpuQuota.make(root.name, spec.limits.cpus)
             workspace = root / "workspace"
             if spec.template is not None:
                 await self.copy_tree(spec.template, workspace, uid)
@@ -418,29 +469,43 @@ class LocalBackend(SandboxBackend):
             info_r, info_w = os.pipe()
             try:
                 proc = await self._spawn([*self._argv(spec, workspace), "--info-fd", str(info_w), "--", *SHELL],
-                                         uid, spec.limits, pass_fds=(info_w,))
+                                         uid, spec.limits, pass_fds=(info_w,), cpu_group=cpu_group)
             finally:
                 os.close(info_w)
         except BaseException:
+            CpuQuota.remove(cpu_group)
             self.release(uid)
             shutil.rmtree(root, ignore_errors=True)
             raise
-        sandbox = LocalSandbox(self, proc, root, uid, spec.limits)
+        sandbox = LocalSandbox(self, proc, root, uid, spec.limits, cpu_group)
         sandbox.watch_info(info_r)
         return sandbox
 
-    async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float,
-                       pass_fds: Sequence[int] = (), max_output: int = 64_000) -> ExecResult:
+    async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float, max_output: int = 64_000,
+                       result: bool = False) -> ExecResult:
+        """The result channel is a pipe: the program inherits its write end, the backend reads the
+        other; nothing in the sandbox's file system leads to it."""
         self.check()
         if spec.template is None:
             raise ValueError("run_once needs spec.template (the state to show)")
         uid = self._take_uid()
+        cpu_group = CpuQuota.make(f"once-{uuid.uuid4().hex[:16]}", spec.limits.cpus) if spec.limits.cpus else None
+        read_fd = write_fd = -1
         try:
             if self._is_root:
-                await asyncio.to_thread(_chown_tree, spec.template, uid)
+                await asyncio.to_thread(chown_tree, spec.template, uid)
+            if result:
+                read_fd, write_fd = os.pipe()
+                spec = spec.model_copy(update={"env": {**spec.env, RESULT_FD_ENV: str(write_fd)}})
+                reader = asyncio.get_running_loop().run_in_executor(None, _read_result, read_fd)
             started = time.monotonic()
-            proc = await self._spawn([*self._argv(spec, spec.template), "--", *argv], uid, spec.limits,
-                                     pass_fds=pass_fds, stdin=asyncio.subprocess.DEVNULL)
+            try:
+                proc = await self._spawn([*self._argv(spec, spec.template), "--", *argv], uid, spec.limits,
+                                         pass_fds=(write_fd,) if result else (), stdin=asyncio.subprocess.DEVNULL,
+                                         cpu_group=cpu_group)
+            finally:
+                if result:
+                    os.close(write_fd)  # the program holds the only write end: EOF when it is gone
             clip = Clip(max_output)
             timed_out = False
 
@@ -453,17 +518,26 @@ class LocalBackend(SandboxBackend):
                 await asyncio.wait_for(asyncio.gather(pump(), proc.wait()), timeout=timeout_s)
             except TimeoutError:
                 timed_out = True
-                _signal_all([proc.pid, *_descendants(proc.pid)], signal.SIGKILL)
+                signal_all([proc.pid, *descendants(proc.pid)], signal.SIGKILL)
                 await proc.wait()
+            written = await reader if result else None
             return ExecResult(exit_code=None if timed_out else proc.returncode, output=clip.text(),
                               timed_out=timed_out, truncated=clip.truncated,
-                              elapsed_s=time.monotonic() - started)
+                              elapsed_s=time.monotonic() - started, result=written)
         finally:
+            if read_fd >= 0:
+                os.close(read_fd)
+            CpuQuota.remove(cpu_group)
             self.release(uid)
 
 
-def _chown_tree(root: Path, uid: int) -> None:
-    os.chown(root, uid, uid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+def _read_result(fd: int) -> bytes:
+    """Everything written to the result pipe; empty when it is over `RESULT_LIMIT`."""
+    chunks: list[bytes] = []
+    size = 0
+    while chunk := os.read(fd, 65536):
+        size += len(chunk)
+        if size > RESULT_LIMIT:
+            return b""
+        chunks.append(chunk)
+    return b"".join(chunks)

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from envhub.errors import AgentError, AgentTimeout
+from envhub.errors import AgentError, ShellWedged
 from envhub.sandbox.base import ExecResult
 
 #: How often a backend with an `on_idle` hook is asked to look around while a command is silent.
@@ -24,18 +24,6 @@ POLL_S = 0.5
 SHELL_GRACE_S = 10.0
 #: What a command's output ends with when a runaway was cleared around the shell while it ran.
 RUNAWAY_NOTE = "\n[the sandbox hit its process limit; every process but the shell was killed]"
-
-
-class SandboxGone(AgentError):
-    """The agent's own command ended its shell (e.g. `exit`, `kill -9 $$`)."""
-
-    code = "sandbox_gone"
-
-
-class ShellWedged(AgentTimeout):
-    """The shell did not come back after the agent's timed-out command was killed; it was ended."""
-
-    code = "shell_wedged"
 
 
 class Clip:

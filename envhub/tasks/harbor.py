@@ -337,13 +337,14 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
         else:
             target.write_text(content, encoding="utf-8")
     _rewrite_tree(tests / ".harbor", verify_map)
+    cpus = environment.get("cpus")
+    cpus = cpus if isinstance(cpus, int | float) and cpus >= 1 else None
     extra_env = {k: remap(v, verify_map) for k, v in done.env.items()}
     extra_env.update({str(k): remap(str(v), verify_map) for k, v in (verifier.get("env") or {}).items()})
     (tests / "test_harbor.py").write_text(
         WRAPPER.replace("{root}", VERIFY_ROOT)
         .replace("{timeout}", repr(min(verifier_timeout, 3000))).replace("{extra_env}", repr(extra_env))
-        .replace("{cpus}", repr(int(environment["cpus"]) if isinstance(environment.get("cpus"), int | float)
-                                and environment["cpus"] >= 1 else None)),
+        .replace("{cpus}", repr(int(cpus) if cpus else None)),
         encoding="utf-8")
 
     notes = list(done.notes)
@@ -373,6 +374,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             # the wrapper stops test.sh at the task's own limit; the margin covers laying out the state
             "verify_timeout_s": min(verifier_timeout + 30, 3600.0),
             "memory_mb": memory_mb,
+            **({"cpus": float(cpus)} if cpus else {}),  # the agent's sandbox too, not only test.sh
         },
         "metadata": {"harbor": {
             "source": source.root.name,

@@ -39,6 +39,8 @@ class Limits(BaseModel):
     verify_timeout_s: float = Field(default=120, gt=0, le=3600)
     memory_mb: int = Field(default=1024, ge=64, le=65_536)
     processes: int = Field(default=256, ge=8, le=4096)
+    #: CPUs the agent's sandbox may use (a CFS quota; `nproc` reports ceil(cpus)); None: the backend's default.
+    cpus: float | None = Field(default=None, gt=0, le=256)
 
 
 class TaskConfig(BaseModel):

@@ -248,10 +248,10 @@ class _LiftedAddressSpace(SandboxBackend):
     async def start(self, spec: SandboxSpec) -> Any:
         return await self.inner.start(spec)
 
-    async def run_once(self, spec: SandboxSpec, argv: Any, *, timeout_s: float, pass_fds: Any = (),
-                       max_output: int = 64_000) -> ExecResult:
+    async def run_once(self, spec: SandboxSpec, argv: Any, *, timeout_s: float, max_output: int = 64_000,
+                       result: bool = False) -> ExecResult:
         lifted = spec.model_copy(update={"limits": spec.limits.model_copy(update={"memory_mb": UNLIMITED_MB})})
-        return await self.inner.run_once(lifted, argv, timeout_s=timeout_s, pass_fds=pass_fds, max_output=max_output)
+        return await self.inner.run_once(lifted, argv, timeout_s=timeout_s, max_output=max_output, result=result)
 
 
 async def _copy(src: Path, dest: Path) -> None:

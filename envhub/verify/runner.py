@@ -8,16 +8,16 @@ Inside the verifier sandbox:
     /verify/trajectory.jsonl   the episode's steps as the server logged them, read-only
     /verify/lib, /verify/site  the `verifiers` library, the result plugin and their packages
 
-No network, its own uid and rlimits, a wall-clock deadline. The result comes back through an
-inherited pipe, never through a file the judged state could hold. A crash, a timeout or a missing
-or malformed result is a `verifier_error`; a check that raised `EnvFault` is an `env_error`.
+No network, its own uid and rlimits, a wall-clock deadline. The result comes back through the
+backend's result channel (`run_once(result=True)`), never through a file the judged state could
+hold. A crash, a timeout or a missing or malformed result is a `verifier_error`; a check that
+raised `EnvFault` is an `env_error`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -31,7 +31,6 @@ from envhub.tasks.model import Task
 from envhub.verify import runtime
 
 QUALITY_WEIGHT = 0.3
-MAX_RESULT_BYTES = 4 * 1024 * 1024
 
 
 def score_checks(checks: list[CheckResult]) -> tuple[float, bool]:
@@ -88,7 +87,6 @@ class VerifierRunner:
             for p in (scratch, traj, scratch / "task", *(scratch / "task").rglob("*")):
                 p.chmod(0o755 if p.is_dir() else 0o644)  # the state keeps its own modes
             data = self.settings.data_dir
-            read_fd, write_fd = os.pipe()
             spec = SandboxSpec(
                 template=state,
                 read_only_workspace=True,
@@ -96,7 +94,7 @@ class VerifierRunner:
                           str(traj): "/verify/trajectory.jsonl",
                           str(self._lib): "/verify/lib", str(runtime.site_dir(data)): "/verify/site"},
                 env={"PYTHONPATH": "/verify/lib:/verify/site", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-                     "PYTHONDONTWRITEBYTECODE": "1", "ENVHUB_RESULT_FD": str(write_fd), "ENVHUB_STATE": "/workspace",
+                     "PYTHONDONTWRITEBYTECODE": "1", "ENVHUB_STATE": "/workspace",
                      "ENVHUB_TASK": "/verify/task", "ENVHUB_TRAJECTORY": "/verify/trajectory.jsonl",
                      "HOME": "/tmp", "PYTHONHASHSEED": "0"},
                 limits=SandboxLimits(cpu_s=int(task.config.limits.verify_timeout_s) + 5,
@@ -106,23 +104,15 @@ class VerifierRunner:
             argv = [runtime.PYTHON, "-s", "-B", "-m", "pytest", "-q", "-p", "envhub_result_plugin",
                     "-p", "no:cacheprovider", "--noconftest", "-c", "/verify/lib/pytest.ini",
                     "--rootdir", "/verify/tests", "-o", "console_output_style=classic", "/verify/tests"]
-            try:
-                reader = asyncio.get_running_loop().run_in_executor(None, _read_all, read_fd)
-                try:
-                    run = await self.backend.run_once(spec, argv, timeout_s=task.config.limits.verify_timeout_s,
-                                                      pass_fds=(write_fd,), max_output=16_000)
-                finally:
-                    os.close(write_fd)
-                raw = await reader
-            finally:
-                os.close(read_fd)
+            run = await self.backend.run_once(spec, argv, timeout_s=task.config.limits.verify_timeout_s,
+                                              max_output=16_000, result=True)
         finally:
             await asyncio.to_thread(shutil.rmtree, scratch, True)
         timings = {"verify_s": round(time.monotonic() - started, 4)}
         if run.timed_out:
             return verdict(task, failure=FailureClass.verifier_error, timings=timings,
                            detail=f"verifier timed out after {task.config.limits.verify_timeout_s}s")
-        return self._interpret(task, raw, run.exit_code, run.output, timings)
+        return self._interpret(task, run.result or b"", run.exit_code, run.output, timings)
 
     def _interpret(self, task: Task, raw: bytes, exit_code: int | None, output: str,
                    timings: dict[str, float]) -> VerifyResult:
@@ -183,14 +173,3 @@ def _copy_task(task: Task, dest: Path) -> None:
     for name in ("task.yaml", "prompt.md"):
         shutil.copy2(task.path / name, dest / name)
     shutil.copytree(task.tests_dir, dest / "tests", ignore=shutil.ignore_patterns("__pycache__"))
-
-
-def _read_all(fd: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while chunk := os.read(fd, 65536):
-        size += len(chunk)
-        if size > MAX_RESULT_BYTES:
-            return b""
-        chunks.append(chunk)
-    return b"".join(chunks)

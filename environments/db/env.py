@@ -225,11 +225,6 @@ class DbEnvironment(Environment):
         (dest / "answers.json").write_text(json.dumps({"answers": self.answers, "refusals": self.refusals},
                                                       ensure_ascii=False, indent=1))
 
-    async def healthy(self) -> bool:
-        if self.handle is None:
-            return False
-        return await asyncio.to_thread(self.handle.healthy)
-
     async def close(self) -> None:
         if self.handle is not None:
             handle, self.handle = self.handle, None

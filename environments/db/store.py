@@ -86,14 +86,6 @@ class Handle(ABC):
                 raise EnvError(f"the database connection dropped: {str(e).splitlines()[0][:300]}") from e
             raise
 
-    def healthy(self) -> bool:
-        try:
-            with self.session() as s:
-                s.execute(text("select 1"))
-            return True
-        except EnvError:
-            return False
-
     @abstractmethod
     def drop(self) -> None:
         """Remove the database; safe to call twice."""

@@ -68,9 +68,6 @@ class OfficeEnvironment(Environment):
         for p in (dest, *dest.rglob("*")):
             p.chmod(0o755 if p.is_dir() else 0o644)
 
-    async def healthy(self) -> bool:
-        return self.ws.root.is_dir()
-
     async def close(self) -> None:
         self.task = None
 

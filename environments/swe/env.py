@@ -11,12 +11,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import shlex
-from pathlib import Path
 from typing import Any
 
-from envhub.env import EnvContext, Environment
-from envhub.errors import AgentError, EnvError
-from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
+from envhub.env import EnvContext
+from envhub.errors import AgentError
+from envhub.sandbox.base import WORKSPACE
+from envhub.shell_env import ShellEnvironment
 from envhub.spec import Observation, ToolCall
 from envhub.tasks.model import Task
 from envhub.tools import Param, Tool
@@ -62,51 +62,36 @@ def _b64(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
 
-class SweEnvironment(Environment):
+class SweEnvironment(ShellEnvironment):
+    file_mb = 512  # builds write large objects
+
     def __init__(self, ctx: EnvContext) -> None:
-        self.ctx = ctx
-        self.sandbox: Sandbox | None = None
-        self.task: Task | None = None
+        super().__init__(ctx)
         self.cfg: SweConfig | None = None
 
     def tools(self) -> list[Tool]:
         return DECLARED
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
-        self.task = task
         self.cfg = swe_repo.config(task)
         template = await asyncio.to_thread(swe_repo.checkout, task, self.ctx.settings.data_dir)
-        limits = task.config.limits
-        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(
-            template=template,
-            limits=SandboxLimits(memory_mb=limits.memory_mb, processes=limits.processes,
-                                 cpu_s=int(limits.episode_timeout_s), file_mb=512)))
+        await self.start_sandbox(task, template)
         lang = self.cfg.language
         return Observation(
             text=(f"{task.prompt}\n\nThe {lang} repository is checked out in {WORKSPACE} (a git repository). "
                   "Fix the issue in the source code; `run_tests` runs the project's test suite."),
             data={"workspace": WORKSPACE, "language": lang})
 
-    def _sandbox(self) -> Sandbox:
-        if self.sandbox is None or self.task is None:
-            raise EnvError("environment was not reset")
-        return self.sandbox
-
-    @property
-    def _step_limit(self) -> float:
-        assert self.task is not None
-        return self.task.config.limits.step_timeout_s
-
     async def _run(self, command: str, *, timeout: float | None = None, max_output: int | None = None):
         # Every helper command runs in a subshell: its `exit` must not end the persistent shell.
-        return await self._sandbox().run(f"( {command}\n)", timeout_s=timeout or self._step_limit,
+        return await self._sandbox().run(f"( {command}\n)", timeout_s=timeout or self.step_limit,
                                          max_output=max_output or self.ctx.settings.max_output_bytes)
 
     async def step(self, call: ToolCall) -> Observation:
         self._sandbox()
         args = call.arguments
         handlers = {"view_file": self._view, "search": self._search, "create_file": self._create,
-                    "str_replace": self._replace, "apply_patch": self._apply_patch, "bash": self._bash,
+                    "str_replace": self._replace, "apply_patch": self._apply_patch, "bash": self._bash_tool,
                     "run_tests": self._run_tests}
         handler = handlers.get(call.tool)
         if handler is None:
@@ -186,16 +171,8 @@ class SweEnvironment(Environment):
             raise AgentError(f"the patch does not apply:\n{res.output.strip()[-2000:]}")
         return Observation(text=res.output.strip() or "patch applied", data={"applied": True})
 
-    async def _bash(self, args: dict[str, Any]) -> Observation:
-        command = args["command"]
-        timeout = min(args.get("timeout_s", self._step_limit), self._step_limit)
-        res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
-        if res.timed_out:
-            text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
-        else:
-            text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
-        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out,
-                           data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated})
+    async def _bash_tool(self, args: dict[str, Any]) -> Observation:
+        return await self._bash(args["command"], args.get("timeout_s"))
 
     async def _run_tests(self, args: dict[str, Any]) -> Observation:
         assert self.cfg is not None and self.task is not None
@@ -207,7 +184,7 @@ class SweEnvironment(Environment):
             f'{k}="{v}"' for k, v in cfg.env.items())
         steps = ([cfg.build] if cfg.build else []) + [cfg.test_command]
         body = " && ".join(f"( {s} )" for s in steps)
-        timeout = max(self._step_limit, self.task.config.limits.verify_timeout_s)
+        timeout = max(self.step_limit, self.task.config.limits.verify_timeout_s)
         script = (f"( export HOME=/tmp/.envhub-home TMPDIR=/tmp; export {exports}; mkdir -p /tmp/.envhub-home; "
                   f"export REPORT_DIR=$(mktemp -d /tmp/report.XXXXXX); {body}; s=$?; "
                   f"f=\"$REPORT_DIR\"/{shlex.quote(cfg.report_file)}; "
@@ -230,13 +207,3 @@ class SweEnvironment(Environment):
         state = "timed out" if res.timed_out else f"exit code {res.exit_code}"
         return Observation(text=f"{output.rstrip()}\n[{state}]\n\nTest summary: {summary}",
                            is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out, data=data)
-
-    async def export_state(self, dest: Path) -> None:
-        await self._sandbox().export(dest)
-
-    async def healthy(self) -> bool:
-        return self.sandbox is not None and await self.sandbox.is_alive()
-
-    async def close(self) -> None:
-        if self.sandbox is not None:
-            await self.sandbox.close()

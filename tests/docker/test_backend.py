@@ -3,17 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import time
 from pathlib import Path
 
 import pytest
 
-from envhub.errors import AgentError, EnvError, Unavailable
+from envhub.errors import AgentError, EnvError, SandboxGone, SandboxOOM, Unavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
-from envhub.sandbox.docker import DockerBackend, DockerSettings, SandboxOOM
-from envhub.sandbox.local import SandboxGone
+from envhub.sandbox.docker import DockerBackend, DockerSettings
 
 from tests.conftest import running_hub
 from tests.docker.conftest import IMAGE, docker
@@ -66,7 +64,7 @@ async def test_reset_takes_a_warm_container(backend: DockerBackend, template: Pa
     """A reset takes an already running container from the pool instead of starting one (how much
     that saves is measured by benchmarks/sandbox_reset.py, not asserted here)."""
     await backend.warm(SandboxLimits())
-    warm = {box.cid for boxes in backend._pool.values() for box in boxes}
+    warm = {box.cid for boxes in backend.pool.boxes.values() for box in boxes}
     assert warm, "warm() started no containers"
     sb = await backend.start(SandboxSpec(template=template))
     try:
@@ -115,19 +113,12 @@ async def test_verifier_result_travels_out_of_band(backend: DockerBackend, tmp_p
     state = tmp_path / "state"
     state.mkdir()
     (state / "answer.txt").write_text("42\n")
-    read_fd, write_fd = os.pipe()
     script = ("echo FORGED-ON-STDOUT; test -w /workspace/answer.txt && echo WRITABLE; "
               "ls /run/envhub-result 2>&1 | head -1; printf '{\"ok\": true}' >&$ENVHUB_RESULT_FD")
-    try:
-        res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True,
-                                                 env={"ENVHUB_RESULT_FD": str(write_fd)}),
-                                     ["bash", "-c", script], timeout_s=60, pass_fds=(write_fd,))
-    finally:
-        os.close(write_fd)
-    got = os.read(read_fd, 1000)
-    os.close(read_fd)
+    res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True), ["bash", "-c", script],
+                                 timeout_s=60, result=True)
     assert res.exit_code == 0, res
-    assert got == b'{"ok": true}', got
+    assert res.result == b'{"ok": true}', res.result
     assert "WRITABLE" not in res.output and "Permission denied" in res.output, res.output
 
 
@@ -218,5 +209,19 @@ async def test_files_inside_show_as_owned_by_agent(backend: DockerBackend, templ
     try:
         r = await sb.run("whoami; stat -c '%U:%G' sub/run.sh; touch new && stat -c '%U' new", timeout_s=20)
         assert r.exit_code == 0 and r.output.split() == ["agent", "agent:agent", "agent"], r
+    finally:
+        await sb.close()
+
+
+async def test_a_tasks_cpus_bound_the_container(backend: DockerBackend, template: Path) -> None:
+    """`SandboxLimits.cpus` becomes the container's CFS quota, which the agent reads inside (and
+    cannot raise: the cgroup files are read-only to it)."""
+    sb = await backend.start(SandboxSpec(template=template, limits=SandboxLimits(cpus=0.5)))
+    try:
+        res = await sb.run("cat /sys/fs/cgroup/cpu.max 2>/dev/null || "
+                           "echo $(cat /sys/fs/cgroup/cpu/cpu.cfs_quota_us /sys/fs/cgroup/cpu/cpu.cfs_period_us)",
+                           timeout_s=10)
+        quota, period = res.output.split()[:2]
+        assert int(quota) / int(period) == 0.5, res.output
     finally:
         await sb.close()

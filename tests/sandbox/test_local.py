@@ -1,14 +1,18 @@
 """The bubblewrap backend, for real: isolation, limits, deadlines and fault classification."""
 
 import os
+import shutil
 import signal
+import tempfile
+from pathlib import Path
 
 import pytest
 
 from envhub.config import get_settings
-from envhub.errors import AgentError, EnvError, SandboxUnavailable
+from envhub.errors import AgentError, EnvError, SandboxGone, SandboxUnavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
-from envhub.sandbox.local import LocalBackend, SandboxGone, _children
+from envhub.sandbox.local import LocalBackend
+from envhub.sandbox.process import children
 
 
 @pytest.fixture
@@ -52,7 +56,7 @@ async def test_a_background_service_survives_a_later_timeout(sandbox):
 async def test_fork_bomb_stays_inside(sandbox, tmp_path):
     """The bomb is capped by the sandbox's own process limit; the agent pays for it, the host does not."""
     await sandbox.run("true", timeout_s=10)  # the sandbox is up: its pid namespace exists
-    namespace = os.readlink(f"/proc/{_children(sandbox._proc.pid)[0]}/ns/pid")
+    namespace = os.readlink(f"/proc/{children(sandbox._proc.pid)[0]}/ns/pid")
     try:
         await sandbox.run(":(){ :|:& };:", timeout_s=3)
         after = await sandbox.run("echo still-here", timeout_s=20)
@@ -142,3 +146,63 @@ async def test_files_inside_show_as_owned_by_agent(sandbox):
                             "getent passwd agent | cut -d: -f3,6", timeout_s=10)
     assert res.exit_code == 0, res.output
     assert res.output.split() == ["agent", "agent", "agent:agent", "agent", "1000:/workspace"]
+
+
+def _cpu_quota_of(pid: int) -> tuple[int, int] | None:
+    """The CFS quota and period of `pid`'s cpu cgroup as the host sees it (v1 or v2); None: no quota."""
+    for line in open(f"/proc/{pid}/cgroup").read().splitlines():
+        _, controllers, rel = line.split(":", 2)
+        if "cpu" in controllers.split(","):
+            for mount in ("cpu", "cpu,cpuacct"):
+                group = f"/sys/fs/cgroup/{mount}{rel}"
+                if os.path.isdir(group):
+                    quota = int(open(f"{group}/cpu.cfs_quota_us").read())
+                    return None if quota < 0 else (quota, int(open(f"{group}/cpu.cfs_period_us").read()))
+        elif controllers == "" and os.path.exists(f"/sys/fs/cgroup{rel}/cpu.max"):
+            quota, period = open(f"/sys/fs/cgroup{rel}/cpu.max").read().split()
+            return None if quota == "max" else (int(quota), int(period))
+    return None
+
+
+async def test_a_tasks_cpus_limit_its_sandbox(tmp_path):
+    """`nproc` inside shows the task's CPUs, and a CFS quota holds even when the agent widens its
+    own affinity (which any process may do)."""
+    from envhub.sandbox.local import CpuQuota
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a host with at least 2 CPUs to show a limit")
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    sb = await backend.start(SandboxSpec(limits=SandboxLimits(cpus=1)))
+    try:
+        assert (await sb.run("nproc", timeout_s=10)).output.strip() == "1"
+        if CpuQuota.parent() is None:
+            pytest.skip("no writable cpu cgroup here: the limit is affinity only")
+        quota = _cpu_quota_of(sb._proc.pid)
+        assert quota is not None and quota[0] / quota[1] == 1.0, quota
+    finally:
+        await sb.close()
+    unlimited = await backend.start(SandboxSpec())
+    try:
+        assert int((await unlimited.run("nproc", timeout_s=10)).output) == len(os.sched_getaffinity(0))
+        assert _cpu_quota_of(unlimited._proc.pid) is None
+    finally:
+        await unlimited.close()
+
+
+async def test_run_once_result_channel_is_out_of_band():
+    """The program writes its result to the backend's pipe ($ENVHUB_RESULT_FD); the judged state is
+    read-only and nothing in the sandbox's file system leads to the channel."""
+    state = Path(tempfile.mkdtemp(prefix="envhub-state-", dir="/var/tmp"))  # reachable by the sandbox uid
+    state.chmod(0o755)
+    (state / "answer.txt").write_text("42\n")
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    script = ("echo FORGED-ON-STDOUT; echo x > /workspace/answer.txt || echo READ-ONLY; "
+              "printf '{\"ok\": true}' >&$ENVHUB_RESULT_FD")
+    res = await backend.run_once(SandboxSpec(template=state, read_only_workspace=True), ["bash", "-c", script],
+                                 timeout_s=30, result=True)
+    assert res.exit_code == 0, res
+    assert res.result == b'{"ok": true}' and "READ-ONLY" in res.output, res
+    plain = await backend.run_once(SandboxSpec(template=state), ["bash", "-c", "echo ${ENVHUB_RESULT_FD:-none}"],
+                                   timeout_s=30)
+    assert plain.result is None and plain.output.strip() == "none"
+    shutil.rmtree(state, ignore_errors=True)

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from envhub.errors import AgentError
-from envhub.sandbox.local import SHELL
-from envhub.sandbox.shell import Clip, Reply, ShellWedged, converse, frame
+from envhub.errors import AgentError, ShellWedged
+from envhub.sandbox.process import SHELL
+from envhub.sandbox.shell import Clip, Reply, converse, frame
 
 #: Looks like a framing marker; the framing itself always uses a fresh random one, as the backends do.
 LOOKALIKE = "0123456789abcdef01234567"

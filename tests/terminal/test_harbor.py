@@ -20,9 +20,8 @@ from envhub.tasks.dockerfile import needs_network, split_run
 from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
-
+from environments.terminal import TerminalFamily
 from tests.conftest import running_hub
-from environments.terminal.env import TerminalFamily
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
 
@@ -466,6 +465,7 @@ async def test_the_tasks_cpus_bound_what_test_sh_sees(make_settings, tmp_path: P
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     assert "CPUS = 1 " in (task.tests_dir / "test_harbor.py").read_text()
+    assert task.config.limits.cpus == 1  # the agent's sandbox gets it too
     async with running_hub(make_settings(root)) as h:
         s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
         v = await h.manager.verify(s.session_id)

@@ -3,13 +3,20 @@ scores 0 (judged, failure class `ok`)."""
 
 from __future__ import annotations
 
+import os
+import shutil
+from pathlib import Path
+
 import pytest
 
-from envhub.config import REPO_ROOT
+from envhub.config import REPO_ROOT, get_settings
+from envhub.env import EnvContext
+from envhub.sandbox.local import LocalBackend
 from envhub.server.hub import Hub
-from envhub.spec import ResetRequest, StepRequest
+from envhub.spec import ResetRequest, StepRequest, ToolCall
 from envhub.tasks.model import Task
-from environments.terminal.env import TerminalFamily
+from environments.terminal import TerminalFamily
+
 
 def _task_dirs() -> list[Task]:
     root = REPO_ROOT / "tasks"
@@ -64,3 +71,22 @@ def test_task_shape(task: Task) -> None:
     assert task.prompt and task.config.title
     tests = "".join(p.read_text() for p in task.tests_dir.glob("test_*.py"))
     assert "@check(" in tests, "every verifier test declares its check"
+
+
+async def test_a_tasks_cpus_reach_the_agents_sandbox(tmp_path: Path) -> None:
+    """`limits.cpus` in task.yaml limits the agent's sandbox, not only the verifier (#17)."""
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs a host with at least 2 CPUs to show a limit")
+    folder = tmp_path / "archive-site"
+    shutil.copytree(REPO_ROOT / "tasks" / "terminal" / "archive-site", folder)
+    config = (folder / "task.yaml").read_text().replace("max_steps: 30}", "max_steps: 30, cpus: 1}")
+    (folder / "task.yaml").write_text(config)
+    settings = get_settings()
+    env = TerminalFamily().make(EnvContext(settings=settings, sandbox=LocalBackend(settings.data_dir / "sandboxes"),
+                                           workdir=tmp_path / "work", session_id="cpus"))
+    try:
+        await env.reset(task=Task.load(folder))
+        obs = await env.step(ToolCall(tool="bash", arguments={"command": "nproc"}))
+        assert obs.text.split()[0] == "1", obs.text
+    finally:
+        await env.close()

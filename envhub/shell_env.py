@@ -1,0 +1,72 @@
+"""The base of environments that own one sandbox with a persistent shell (terminal, swe).
+
+It starts the sandbox with the task's limits, runs the agent's `bash` tool, exports the
+workspace for the verifier and closes the sandbox; a family adds its own tools on top.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from envhub.env import EnvContext, Environment
+from envhub.errors import EnvError
+from envhub.sandbox.base import Sandbox, SandboxLimits, SandboxSpec
+from envhub.spec import Observation
+
+if TYPE_CHECKING:
+    from envhub.tasks.model import Task
+
+
+class ShellEnvironment(Environment):
+    #: Largest file a process in the sandbox may write, in MiB (`SandboxLimits.file_mb`).
+    file_mb: ClassVar[int] = SandboxLimits().file_mb
+
+    def __init__(self, ctx: EnvContext) -> None:
+        self.ctx = ctx
+        self.sandbox: Sandbox | None = None
+        self.task: Task | None = None
+
+    def sandbox_limits(self, task: Task) -> SandboxLimits:
+        """The agent's sandbox limits from `task.yaml`: memory, processes, CPUs, and CPU seconds
+        for the whole episode."""
+        limits = task.config.limits
+        return SandboxLimits(memory_mb=limits.memory_mb, processes=limits.processes, cpus=limits.cpus,
+                             cpu_s=int(limits.episode_timeout_s), file_mb=self.file_mb)
+
+    async def start_sandbox(self, task: Task, template: Path | None) -> Sandbox:
+        """Start the episode's sandbox over a copy of `template` (None: an empty workspace)."""
+        self.task = task
+        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(template=template, limits=self.sandbox_limits(task)))
+        return self.sandbox
+
+    def _sandbox(self) -> Sandbox:
+        if self.sandbox is None or self.task is None:
+            raise EnvError("environment was not reset")
+        return self.sandbox
+
+    @property
+    def step_limit(self) -> float:
+        """The task's per-step deadline, which caps every command."""
+        assert self.task is not None
+        return self.task.config.limits.step_timeout_s
+
+    async def _bash(self, command: str, timeout_s: float | None = None) -> Observation:
+        """The `bash` tool: one command in the persistent shell, cut at `timeout_s` (capped by the
+        step limit)."""
+        timeout = min(timeout_s or self.step_limit, self.step_limit)
+        res = await self._sandbox().run(command, timeout_s=timeout, max_output=self.ctx.settings.max_output_bytes)
+        if res.timed_out:
+            text = f"{res.output}\n[command timed out after {timeout:g}s and was killed]"
+        else:
+            text = f"{res.output}\n[exit code {res.exit_code}]" if res.output else f"[exit code {res.exit_code}]"
+        return Observation(text=text, is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out,
+                           data={"exit_code": res.exit_code, "timed_out": res.timed_out, "truncated": res.truncated,
+                                 "elapsed_s": round(res.elapsed_s, 4)})
+
+    async def export_state(self, dest: Path) -> None:
+        await self._sandbox().export(dest)
+
+    async def close(self) -> None:
+        if self.sandbox is not None:
+            await self.sandbox.close()
