@@ -123,7 +123,6 @@ class Domain:
     tools: list[Tool]
     today: dt.date
     policy: str = ""
-    intents: list[Callable[..., Any]] = field(default_factory=list)
 
     def tool(self, name: str) -> Tool:
         return find(self.tools, name)

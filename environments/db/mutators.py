@@ -35,7 +35,8 @@ def _read(state: Path, which: str, table: str) -> Rows:
 
 
 def _edit(state: Path, table: str, fn: Callable[[Rows], None]) -> None:
-    """Apply the same edit to the final and the replayed copy of `table`."""
+    """Apply the same edit to the final and the replayed copy of `table`, at once (an edit made in a
+    loop binds the loop's values as defaults all the same, so it cannot see a later iteration's)."""
     for which in ("final", "replayed"):
         path = state / which / f"{table}.json"
         rows = json.loads(path.read_text(encoding="utf-8"))
@@ -74,7 +75,7 @@ def drop_operation(task: Task, state: Path) -> bool:
             key, cols = next(iter(change["updated"].items()))
             col, (old, _new) = next(iter(cols.items()))
 
-            def revert(rows: Rows) -> None:
+            def revert(rows: Rows, pk: list[str] = pk, key: str = key, col: str = col, old: Any = old) -> None:
                 for r in rows:
                     if _pk(r, pk) == key:
                         r[col] = old
@@ -84,11 +85,12 @@ def drop_operation(task: Task, state: Path) -> bool:
         pk = schema[table]["pk"]
         if change["added"]:
             initial = {_pk(r, pk) for r in _read(state, "initial", table)}
-            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) not in initial)))
+            _edit(state, table, lambda rows, pk=pk, initial=initial: rows.remove(
+                next(r for r in rows if _pk(r, pk) not in initial)))
             return True
         if change["deleted"]:
             gone = next(r for r in _read(state, "initial", table) if _pk(r, pk) == change["deleted"][0])
-            _edit(state, table, lambda rows: rows.append(dict(gone)))
+            _edit(state, table, lambda rows, gone=gone: rows.append(dict(gone)))
             return True
     return False
 
@@ -111,7 +113,7 @@ def change_field(task: Task, state: Path) -> bool:
         else:
             continue
 
-        def mutate(rows: Rows) -> None:
+        def mutate(rows: Rows, pk: list[str] = pk, targets: set[str] = targets, col: str = col) -> None:
             for r in rows:
                 if _pk(r, pk) in targets:
                     r[col] = _other(r[col])
@@ -152,7 +154,7 @@ def delete_unrelated_row(task: Task, state: Path) -> bool:
         victim = next((r for r in rows if _pk(r, pk) not in touched.get(table, set())), None)
         if victim is not None:
             key = _pk(victim, pk)
-            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) == key)))
+            _edit(state, table, lambda rows, pk=pk, key=key: rows.remove(next(r for r in rows if _pk(r, pk) == key)))
             return True
     return False
 

@@ -343,7 +343,3 @@ POLICY = ("Policy: no transaction may take an account below its overdraft limit;
 
 DOMAIN = Domain(name="bank", title="Retail banking", language="en", base=BankBase, seed=seed, tools=TOOLS,
                 today=TODAY, policy=POLICY)
-
-from environments.db.domains import bank_tasks  # noqa: E402 - the intents read the models above
-
-DOMAIN.intents = bank_tasks.INTENTS

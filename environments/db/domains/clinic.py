@@ -300,7 +300,3 @@ POLICY = ("정책: 진료 예약은 평일 의사 진료 시간 안에서만 가
 
 DOMAIN = Domain(name="clinic", title="Clinic scheduling (Korean)", language="ko", base=ClinicBase, seed=seed,
                 tools=TOOLS, today=TODAY, policy=POLICY)
-
-from environments.db.domains import clinic_tasks  # noqa: E402 - the intents read the models above
-
-DOMAIN.intents = clinic_tasks.INTENTS

@@ -274,7 +274,3 @@ POLICY = ("Policy: shifts never overlap for one employee and last at most 12 hou
 
 DOMAIN = Domain(name="hr", title="HR and payroll", language="en", base=HrBase, seed=seed, tools=TOOLS,
                 today=TODAY, policy=POLICY)
-
-from environments.db.domains import hr_tasks  # noqa: E402 - the intents read the models above
-
-DOMAIN.intents = hr_tasks.INTENTS

@@ -244,7 +244,3 @@ POLICY = ("Policy: a shipment is delivered only while in transit and never befor
 
 DOMAIN = Domain(name="logistics", title="Logistics and shipments", language="en", base=LogisticsBase, seed=seed,
                 tools=TOOLS, today=TODAY, policy=POLICY)
-
-from environments.db.domains import logistics_tasks  # noqa: E402 - the intents read the models above
-
-DOMAIN.intents = logistics_tasks.INTENTS

@@ -370,7 +370,3 @@ POLICY = ("Policy: refunds never exceed what was paid for an order; only pending
 
 DOMAIN = Domain(name="retail", title="Retail orders and returns", language="en", base=RetailBase, seed=seed,
                 tools=TOOLS, today=TODAY, policy=POLICY)
-
-from environments.db.domains import retail_tasks  # noqa: E402 - the intents read the models above
-
-DOMAIN.intents = retail_tasks.INTENTS
