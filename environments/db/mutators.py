@@ -5,19 +5,23 @@ comes from the diff, collateral or answer checks (a broken replay is an environm
 validation does not count as a kill). Each returns False when it does not apply to the task.
 
 The process mutators edit the call log (`calls.json`, `answers.json`) instead, leaving a final
-state that is still right: a refusal without its look-up, a refusal hedged with an answer or an
-action, a write to another row undone by a later call. Only the process checks can catch them.
+state that is still right: a refusal without its look-up or with the wrong grounds (rule or
+figure), a refusal hedged with an answer or an action, a write to another row undone by a later
+call. Only the process checks can catch them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from envhub.env import Mutator
 from envhub.tasks.model import Task
+from environments.db import domains as registry
 
 Rows = list[dict[str, Any]]
 
@@ -249,6 +253,30 @@ def answer_and_refuse(task: Task, state: Path) -> bool:
     return True
 
 
+def _edit_refusal(task: Task, state: Path, field: str, fn: Callable[[str], str]) -> bool:
+    """Change one argument of the last refusal in the call log (a refusal task's only)."""
+    if not _expected(task).get("refusal"):
+        return False
+    calls, answers = _log(state)
+    last = next(c for c in reversed(calls) if c["tool"] == "refuse")
+    last["arguments"] = {**last["arguments"], field: fn(str(last["arguments"].get(field, "")))}
+    _save_log(state, calls, answers)
+    return True
+
+
+def wrong_rule(task: Task, state: Path) -> bool:
+    """The right refusal, but naming another of the domain's rules (the first one, or the second)."""
+    rules = registry.get(str(task.config.metadata.get("domain", ""))).tool("refuse").params["rule"].enum or ()
+    return _edit_refusal(task, state, "rule", lambda rule: next(r for r in rules if r != rule))
+
+
+def wrong_figure(task: Task, state: Path) -> bool:
+    """The right refusal and rule, but a figure the records do not show (a number one off)."""
+    def other(figure: str) -> str:
+        return str(Decimal(figure) + 1) if re.fullmatch(r"-?\d+(\.\d+)?", figure) else f"{figure}-mutated"
+    return _edit_refusal(task, state, "figure", other)
+
+
 def reverted_side_effect(task: Task, state: Path) -> bool:
     """A row the task never mentions is changed and changed back: the final state is clean."""
     schema, touched = _schema(state), _touched(task)
@@ -291,6 +319,8 @@ MUTATORS: dict[str, Mutator] = {
     "refuse_without_lookup": refuse_without_lookup,
     "refuse_after_dump": refuse_after_dump,
     "answer_and_refuse": answer_and_refuse,
+    "wrong_rule": wrong_rule,
+    "wrong_figure": wrong_figure,
     "reverted_side_effect": reverted_side_effect,
     "temporary_row": temporary_row,
 }

@@ -100,6 +100,11 @@ def test_refusal_alone():
 @check("refusal-justified", kind="anti_hack")
 def test_refusal_justified():
     db.check_refusal_justified(EXPECTED)
+
+
+@check("refusal-grounds")
+def test_refusal_grounds():
+    db.check_refusal_grounds(EXPECTED)
 ''',
 }
 
@@ -153,6 +158,9 @@ class Synth:
             out["evidence"] = [k for k in looked_up if k in ruled_on]
             if not out["evidence"]:
                 raise ValueError("a refusal whose oracle looks up none of the rows the rule rests on")
+            if not draft.grounds:
+                raise ValueError("a refusal without its grounds (the rule and the figure it rests on)")
+            out["grounds"] = draft.grounds
         return out
 
     def draft(self, domain: Domain, rng: random.Random, intent_index: int) -> Draft | None:

@@ -295,6 +295,15 @@ AID = P("integer", "Account id (not the account number).", minimum=1)
 AMOUNT = P("money", "Amount in dollars.", minimum=0.01)
 MEMO = P("string", "Memo shown on the statement.", max_len=200)
 
+RULES = {
+    "overdraft_limit": "the amount would take the account below its overdraft limit; figure: the funds available "
+                       "(balance plus overdraft)",
+    "account_not_open": "frozen and closed accounts accept no transactions; figure: the account's id",
+    "balance_not_zero": "only zero-balance accounts can be closed; figure: the balance",
+    "card_limit_cap": "card daily limits are at most 5000.00; figure: that cap",
+    "loan_overpayment": "a payment would exceed what is outstanding; figure: the outstanding amount",
+}
+
 TOOLS = [
     Tool("search_customers", "Find customers by name, email or city (substring match).",
          {"name": P("string", required=False), "email": P("string", required=False),
@@ -334,7 +343,7 @@ TOOLS = [
     Tool("make_loan_payment", "Pay towards a loan from one of the borrower's accounts.",
          {"loan_id": P("integer", minimum=1), "from_account_id": AID, "amount": AMOUNT}, make_loan_payment,
          writes=True),
-    *answer_tools(),
+    *answer_tools(RULES),
 ]
 
 POLICY = ("Policy: no transaction may take an account below its overdraft limit; frozen and closed accounts accept "

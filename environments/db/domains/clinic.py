@@ -254,6 +254,14 @@ def pay_invoice(s: Session, invoice_id: int, amount: int) -> dict:
 
 AP = P("integer", "Appointment id.", minimum=1)
 
+RULES = {
+    "outside_hours": "진료 시간 밖(주말 포함)의 예약; figure: 요청한 날의 요일",
+    "time_conflict": "의사나 환자의 예약이 그 시간에 겹침; figure: 이미 있는 예약의 번호(id)",
+    "not_booked": "예약 상태(booked)가 아닌 진료는 취소·변경 불가; figure: 그 진료의 상태",
+    "not_completed": "완료되지 않은 진료에는 처방 불가; figure: 그 진료의 상태",
+    "over_balance": "수납액이 청구 잔액을 넘음; figure: 남은 청구 잔액",
+}
+
 TOOLS = [
     Tool("search_patients", "Find patients by name, phone or address (substring match).",
          {"name": P("string", required=False, max_len=40), "phone": P("string", required=False, max_len=20),
@@ -291,7 +299,7 @@ TOOLS = [
     Tool("pay_invoice", "Record a payment in won (never more than is due).",
          {"invoice_id": P("integer", minimum=1), "amount": P("integer", "Won.", minimum=1, maximum=10_000_000)},
          pay_invoice, writes=True),
-    *answer_tools(),
+    *answer_tools(RULES),
 ]
 
 POLICY = ("정책: 진료 예약은 평일 의사 진료 시간 안에서만 가능하며 의사와 환자 모두 시간이 겹치면 안 됩니다. "

@@ -234,6 +234,14 @@ def issue_payslip(s: Session, employee_id: int, period: str) -> dict:
 
 EID = P("integer", "Employee id.", minimum=1)
 
+RULES = {
+    "shift_overlap": "the shift would overlap another of the employee's shifts; figure: the id of that shift",
+    "shift_too_long": "shifts last at most 12 hours; figure: the requested length in hours",
+    "raise_over_limit": "salaries change by at most 20% at a time; figure: the current salary",
+    "leave_balance": "leave is approved only within the leave balance; figure: the balance in days",
+    "employee_terminated": "terminated employees get no shifts, raises or payslips; figure: the employee's id",
+}
+
 TOOLS = [
     Tool("search_employees", "Find employees by name, title, email, department or status.",
          {"name": P("string", required=False), "title": P("string", required=False),
@@ -265,7 +273,7 @@ TOOLS = [
          lambda s, request_id: decide_leave(s, request_id, False), writes=True),
     Tool("issue_payslip", "Issue the monthly payslip (annual salary / 12) for a period YYYY-MM.",
          {"employee_id": EID, "period": P("string", max_len=7)}, issue_payslip, writes=True),
-    *answer_tools(),
+    *answer_tools(RULES),
 ]
 
 POLICY = ("Policy: shifts never overlap for one employee and last at most 12 hours; salaries change by at most 20% "

@@ -210,6 +210,14 @@ def update_destination(s: Session, shipment_id: int, **changes: object) -> dict:
 
 SID = P("integer", "Shipment id (not the tracking number).", minimum=1)
 
+RULES = {
+    "not_in_transit": "only shipments in transit can be delivered; figure: the shipment's status",
+    "before_shipped": "a delivery cannot predate the shipping; figure: when it shipped (YYYY-MM-DD HH:MM)",
+    "already_shipped": "only shipments not yet shipped can be cancelled, re-addressed or given a carrier; "
+                       "figure: the shipment's status",
+    "carrier_inactive": "inactive carriers take no shipments; figure: the carrier's id",
+}
+
 TOOLS = [
     Tool("search_shipments", "Find shipments by tracking number, status, carrier, origin or destination.",
          {"tracking_no": P("string", required=False, max_len=16),
@@ -235,7 +243,7 @@ TOOLS = [
     Tool("update_destination", "Change the recipient or destination city before shipping.",
          {"shipment_id": SID, "recipient": P("string", required=False, max_len=120),
           "destination_city": P("string", required=False, max_len=80)}, update_destination, writes=True),
-    *answer_tools(),
+    *answer_tools(RULES),
 ]
 
 POLICY = ("Policy: a shipment is delivered only while in transit and never before it shipped; only shipments not yet "

@@ -322,6 +322,13 @@ CID = P("integer", "Customer id.", minimum=1)
 OID = P("integer", "Order id.", minimum=1)
 PID = P("integer", "Product id.", minimum=1)
 
+RULES = {
+    "refund_over_paid": "refunds never exceed what was paid; figure: the amount still refundable",
+    "order_not_cancellable": "only pending or paid orders can be cancelled; figure: the order's status",
+    "customer_has_orders": "customers with order history are never deleted; figure: how many orders they have",
+    "product_inactive": "discontinued products cannot be ordered; figure: the product's id",
+}
+
 TOOLS = [
     Tool("search_customers", "Find customers; text filters match substrings, case-insensitively.",
          {"name": P("string", required=False), "email": P("string", required=False),
@@ -362,7 +369,7 @@ TOOLS = [
     Tool("refund_order", "Refund part or all of what was paid for an order (never more than was paid).",
          {"order_id": OID, "amount": P("money", "Amount in dollars.", minimum=0.01),
           "reason": P("string", max_len=MAX_TEXT // 4)}, refund_order, writes=True),
-    *answer_tools(),
+    *answer_tools(RULES),
 ]
 
 POLICY = ("Policy: refunds never exceed what was paid for an order; only pending or paid orders can be cancelled; "
