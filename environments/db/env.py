@@ -136,6 +136,12 @@ class DbFamily(Family):
     name = "db"
     description = ("Business databases (retail, banking, HR, clinic in Korean, logistics) behind typed CRUD "
                    "tools with business rules; verified on the final database state.")
+    # What judges a task: the state export (env, calls: the call log and the replay; dump), the
+    # seed databases (store, each domain's data module), the mutators and the family's checks.
+    # The tools (core, domains/*_tools) and synthesis only serve the agent and the author: CI's
+    # oracle smoke over HTTP guards them, so changing a tool does not re-key the catalogue.
+    judged_by = ("env.py", "calls.py", "dump.py", "store.py", "mutators.py", "checks.py", "domains/__init__.py",
+                 *(f"domains/{name}.py" for name in domain_registry.NAMES))
 
     def __init__(self) -> None:
         self._stores: dict[tuple[str, str | None], Store] = {}

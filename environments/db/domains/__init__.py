@@ -1,13 +1,15 @@
-"""The business domains, by name. Each module defines its tables, seed, tools and policy; its
-`<name>_tasks` module defines the intents synthesis drafts tasks from (only synthesis loads them)."""
+"""The business domains, by name. Each has three modules: `<name>` its tables and seed data,
+`<name>_tools` its tools, policy and `DOMAIN`, and `<name>_tasks` the intents synthesis drafts
+tasks from (only synthesis loads them). The data and the tools are apart because only the data
+judges a task (`DbFamily.judged_by`): a change to a tool does not re-key the catalogue."""
 
 from __future__ import annotations
 
 import importlib
 
+from envhub.errors import TaskInvalid
 from environments.db.core import Domain
 from environments.db.intents import Intent
-from envhub.errors import TaskInvalid
 
 #: The one seed every domain's starting database is built from (tasks are written against it).
 SEED = 20250314
@@ -15,7 +17,7 @@ NAMES = ("retail", "bank", "hr", "clinic", "logistics")
 
 
 def domains() -> dict[str, Domain]:
-    return {name: importlib.import_module(f"environments.db.domains.{name}").DOMAIN for name in NAMES}
+    return {name: importlib.import_module(f"environments.db.domains.{name}_tools").DOMAIN for name in NAMES}
 
 
 def get(name: str) -> Domain:

@@ -6,10 +6,18 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from environments.db.domains.clinic import (DRUGS, NOW, TODAY, Appointment, Department, Doctor, Invoice, Patient,
-                                            Prescription)
+from environments.db.domains.clinic import (
+    DRUGS,
+    NOW,
+    TODAY,
+    Appointment,
+    Department,
+    Doctor,
+    Invoice,
+    Patient,
+    Prescription,
+)
 from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
-
 
 #: A day of the week as a refusal may name it (Monday first, as `date.weekday()` counts).
 WEEKDAY_NAMES = [

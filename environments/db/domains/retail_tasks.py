@@ -5,8 +5,8 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from environments.db.core import money
-from environments.db.domains.retail import (CATEGORIES, Customer, Order, OrderItem, Product, paid_cents,
-                                            refunded_cents)
+from environments.db.domains.retail import CATEGORIES, Customer, Order, OrderItem, Product
+from environments.db.domains.retail_tools import paid_cents, refunded_cents
 from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
 
