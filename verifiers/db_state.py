@@ -204,6 +204,26 @@ def check_refusal_justified(exp: dict[str, Any]) -> None:
                         "look the record up before declining")
 
 
+def _figure(text: str) -> str:
+    """A figure as compared: ids without their '#', times with a space or a 'T' alike."""
+    return re.sub(r"^(\d{4}-\d\d-\d\d)t(\d\d:\d\d)", r"\1 \2", normalize(text).lstrip("#"))
+
+
+def check_refusal_grounds(exp: dict[str, Any]) -> None:
+    """The refusal names the rule the request breaks and the figure that rule rests on, as the
+    records show it (the funds available, the shift it overlaps, the orders on file...). A refusal
+    that is right only because refusing was right, without reading the records, fails here."""
+    want = exp.get("grounds")
+    assert want and want.get("figure"), "this refusal task records no grounds (broken task: re-synthesize)"
+    refusals = [c for c in calls() if c["tool"] == "refuse" and c.get("ok", True)]
+    assert refusals, "the request should have been declined with the refuse tool"
+    args = refusals[-1].get("arguments") or {}
+    rule, figure = str(args.get("rule", "")), str(args.get("figure", ""))
+    assert rule == want["rule"], f"the refusal names rule {rule!r}, which is not the rule this request breaks"
+    assert any(same(figure, f) or _figure(figure) == _figure(f) for f in want["figure"]), (
+        f"the refusal's figure {figure[:80]!r} is not what the records show for rule {rule}")
+
+
 def check_no_collateral_calls(exp: dict[str, Any]) -> None:
     """No write along the way touched a row or field the task does not change, even when a later
     call undid it: the final state alone would hide a customer's phone changed and changed back.

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import re
 import zlib
-from collections import Counter
 
 EN_FUNCTION = frozenset("""a about above across after against all along also although am among an and any are as at
 be because been before being below between both but by can could did do does down during each either for from had

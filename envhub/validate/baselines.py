@@ -106,9 +106,11 @@ def _answer(tools: Tools, text: str) -> list[ToolCall] | None:
 
 
 def always_refuse(task: Task, tools: Tools) -> list[ToolCall] | None:
+    """Decline, filling whatever else the refusal asks for the lazy way (a rule: the first listed)."""
     if "refuse" not in tools:
         return None
-    return [ToolCall(tool="refuse", arguments={"reason": "This request cannot be carried out under policy."})]
+    args = {**_fill(tools["refuse"], task.prompt), "reason": "This request cannot be carried out under policy."}
+    return [ToolCall(tool="refuse", arguments=args)]
 
 
 def empty_answer(task: Task, tools: Tools) -> list[ToolCall] | None:

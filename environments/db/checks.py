@@ -13,9 +13,8 @@ from pathlib import Path
 
 from environments.db import domains as registry
 from environments.db import dump as dumping
-from environments.db.env import run_call
+from environments.db.calls import run_call
 from environments.db.store import Store
-from environments.db.synth import tables_sha256
 from envhub.env import ValidationFinding
 from envhub.errors import AgentError, TaskInvalid
 from envhub.spec import ToolCall
@@ -38,7 +37,7 @@ def validate_task(task: Task, store: Store) -> list[ValidationFinding]:
         (kind == "write" and bool(exp.get("diff"))) or (kind == "read" and bool(exp.get("answer")))
         or (kind == "refusal" and bool(exp.get("refusal")))), f"kind {kind!r} with its required expectation"))
     initial = store.initial(domain)
-    same_seed = tables_sha256(initial) == exp.get("initial_sha256")
+    same_seed = dumping.tables_sha256(initial) == exp.get("initial_sha256")
     out.append(ValidationFinding("db-seed-unchanged", same_seed,
                                  "" if same_seed else "the seed database differs from the one the task was written "
                                  "against (Faker version or seed code changed): re-synthesize"))

@@ -123,7 +123,6 @@ class Domain:
     tools: list[Tool]
     today: dt.date
     policy: str = ""
-    intents: list[Callable[..., Any]] = field(default_factory=list)
 
     def tool(self, name: str) -> Tool:
         return find(self.tools, name)
@@ -197,19 +196,23 @@ def listing(rows: list[Any], total: int, key: str, **kw: Any) -> dict[str, Any]:
     return {key: [row_dict(r, **kw) for r in rows], "count": len(rows), "total": total}
 
 
-def answer_tools() -> list[Tool]:
+def answer_tools(rules: dict[str, str]) -> list[Tool]:
     """`submit_answer` and `refuse`: how the agent reports a finding or declines a request.
 
+    A refusal names its grounds: the domain's rule it rests on (`rules`: id -> what the rule
+    forbids and which figure it rests on) and that figure as the records show it. The figure is
+    what a refusal cannot guess: a policy that declines without reading the records is right about
+    the rule at best, never about the balance, the shift or the count behind it.
     Both are recorded by the environment itself (they change no table)."""
+    listed = "; ".join(f"{rule}: {meaning}" for rule, meaning in rules.items())
     return [
         Tool("submit_answer", "Submit the final answer to a question. Give only the value(s) asked for; for several "
              "values, separate them with commas.",
              {"answer": P("string", "The answer.", max_len=MAX_TEXT)}, lambda s, answer: {"recorded": True}),
-        Tool("refuse", "Decline the request because policy or the data does not allow it. Give the reason. "
-             "Nothing is changed.",
-             {"reason": P("string", "Why the request cannot be carried out.", max_len=MAX_TEXT)},
-             lambda s, reason: {"recorded": True}),
+        Tool("refuse", "Decline the request because policy or the data does not allow it, naming the rule and the "
+             f"figure it rests on. Nothing is changed. Rules: {listed}.",
+             {"rule": P("string", "The policy rule the request breaks.", enum=tuple(rules)),
+              "figure": P("string", "The figure the rule rests on, as the records show it (see the rule).", max_len=80),
+              "reason": P("string", "Why the request cannot be carried out.", max_len=MAX_TEXT)},
+             lambda s, rule, figure, reason: {"recorded": True}),
     ]
-
-
-RECORDING_TOOLS = ("submit_answer", "refuse")

@@ -8,6 +8,7 @@ primary key and foreign keys, so it can match new rows by content rather than by
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 from decimal import Decimal
 from pathlib import Path
@@ -49,3 +50,8 @@ def write_tables(tables: Tables, dest: Path) -> None:
     for name, rows in tables.items():
         (dest / f"{name}.json").write_text(json.dumps(rows, ensure_ascii=False, sort_keys=True, indent=0) + "\n",
                                            encoding="utf-8")
+
+
+def tables_sha256(tables: Tables) -> str:
+    """One hash of a whole database dump (tasks record their seed database's)."""
+    return hashlib.sha256(json.dumps(tables, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

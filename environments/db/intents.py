@@ -26,6 +26,7 @@ class Draft:
     kind: str  # write | read | refusal
     answer: dict[str, Any] | None = None
     forbidden: list[dict[str, Any]] = field(default_factory=list)
+    grounds: dict[str, Any] | None = None  # a refusal's rule and accepted forms of its figure
     difficulty: str = "easy"
     tags: list[str] = field(default_factory=list)
 
@@ -42,6 +43,17 @@ class Ctx:
 
     def say(self, *variants: str) -> str:
         return self.rng.choice(variants)
+
+
+def grounds(rule: str, *figure: Any) -> dict[str, Any]:
+    """What a refusal rests on: the domain's rule and the figure behind it (the accepted forms,
+    the first as the oracle states it)."""
+    return {"rule": rule, "figure": [str(f) for f in figure]}
+
+
+def refuse(g: dict[str, Any], reason: str) -> dict[str, Any]:
+    """The oracle's refusal, stating its grounds."""
+    return call("refuse", rule=g["rule"], figure=g["figure"][0], reason=reason)
 
 
 def scalar(*accept: Any) -> dict[str, Any]:

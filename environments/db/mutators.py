@@ -5,19 +5,23 @@ comes from the diff, collateral or answer checks (a broken replay is an environm
 validation does not count as a kill). Each returns False when it does not apply to the task.
 
 The process mutators edit the call log (`calls.json`, `answers.json`) instead, leaving a final
-state that is still right: a refusal without its look-up, a refusal hedged with an answer or an
-action, a write to another row undone by a later call. Only the process checks can catch them.
+state that is still right: a refusal without its look-up or with the wrong grounds (rule or
+figure), a refusal hedged with an answer or an action, a write to another row undone by a later
+call. Only the process checks can catch them.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 from envhub.env import Mutator
 from envhub.tasks.model import Task
+from environments.db import domains as registry
 
 Rows = list[dict[str, Any]]
 
@@ -35,7 +39,8 @@ def _read(state: Path, which: str, table: str) -> Rows:
 
 
 def _edit(state: Path, table: str, fn: Callable[[Rows], None]) -> None:
-    """Apply the same edit to the final and the replayed copy of `table`."""
+    """Apply the same edit to the final and the replayed copy of `table`, at once (an edit made in a
+    loop binds the loop's values as defaults all the same, so it cannot see a later iteration's)."""
     for which in ("final", "replayed"):
         path = state / which / f"{table}.json"
         rows = json.loads(path.read_text(encoding="utf-8"))
@@ -74,7 +79,7 @@ def drop_operation(task: Task, state: Path) -> bool:
             key, cols = next(iter(change["updated"].items()))
             col, (old, _new) = next(iter(cols.items()))
 
-            def revert(rows: Rows) -> None:
+            def revert(rows: Rows, pk: list[str] = pk, key: str = key, col: str = col, old: Any = old) -> None:
                 for r in rows:
                     if _pk(r, pk) == key:
                         r[col] = old
@@ -84,11 +89,12 @@ def drop_operation(task: Task, state: Path) -> bool:
         pk = schema[table]["pk"]
         if change["added"]:
             initial = {_pk(r, pk) for r in _read(state, "initial", table)}
-            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) not in initial)))
+            _edit(state, table, lambda rows, pk=pk, initial=initial: rows.remove(
+                next(r for r in rows if _pk(r, pk) not in initial)))
             return True
         if change["deleted"]:
             gone = next(r for r in _read(state, "initial", table) if _pk(r, pk) == change["deleted"][0])
-            _edit(state, table, lambda rows: rows.append(dict(gone)))
+            _edit(state, table, lambda rows, gone=gone: rows.append(dict(gone)))
             return True
     return False
 
@@ -111,7 +117,7 @@ def change_field(task: Task, state: Path) -> bool:
         else:
             continue
 
-        def mutate(rows: Rows) -> None:
+        def mutate(rows: Rows, pk: list[str] = pk, targets: set[str] = targets, col: str = col) -> None:
             for r in rows:
                 if _pk(r, pk) in targets:
                     r[col] = _other(r[col])
@@ -152,7 +158,7 @@ def delete_unrelated_row(task: Task, state: Path) -> bool:
         victim = next((r for r in rows if _pk(r, pk) not in touched.get(table, set())), None)
         if victim is not None:
             key = _pk(victim, pk)
-            _edit(state, table, lambda rows: rows.remove(next(r for r in rows if _pk(r, pk) == key)))
+            _edit(state, table, lambda rows, pk=pk, key=key: rows.remove(next(r for r in rows if _pk(r, pk) == key)))
             return True
     return False
 
@@ -247,6 +253,30 @@ def answer_and_refuse(task: Task, state: Path) -> bool:
     return True
 
 
+def _edit_refusal(task: Task, state: Path, field: str, fn: Callable[[str], str]) -> bool:
+    """Change one argument of the last refusal in the call log (a refusal task's only)."""
+    if not _expected(task).get("refusal"):
+        return False
+    calls, answers = _log(state)
+    last = next(c for c in reversed(calls) if c["tool"] == "refuse")
+    last["arguments"] = {**last["arguments"], field: fn(str(last["arguments"].get(field, "")))}
+    _save_log(state, calls, answers)
+    return True
+
+
+def wrong_rule(task: Task, state: Path) -> bool:
+    """The right refusal, but naming another of the domain's rules (the first one, or the second)."""
+    rules = registry.get(str(task.config.metadata.get("domain", ""))).tool("refuse").params["rule"].enum or ()
+    return _edit_refusal(task, state, "rule", lambda rule: next(r for r in rules if r != rule))
+
+
+def wrong_figure(task: Task, state: Path) -> bool:
+    """The right refusal and rule, but a figure the records do not show (a number one off)."""
+    def other(figure: str) -> str:
+        return str(Decimal(figure) + 1) if re.fullmatch(r"-?\d+(\.\d+)?", figure) else f"{figure}-mutated"
+    return _edit_refusal(task, state, "figure", other)
+
+
 def reverted_side_effect(task: Task, state: Path) -> bool:
     """A row the task never mentions is changed and changed back: the final state is clean."""
     schema, touched = _schema(state), _touched(task)
@@ -289,6 +319,8 @@ MUTATORS: dict[str, Mutator] = {
     "refuse_without_lookup": refuse_without_lookup,
     "refuse_after_dump": refuse_after_dump,
     "answer_and_refuse": answer_and_refuse,
+    "wrong_rule": wrong_rule,
+    "wrong_figure": wrong_figure,
     "reverted_side_effect": reverted_side_effect,
     "temporary_row": temporary_row,
 }

@@ -10,7 +10,6 @@ the draft is dropped. Everything is derived from `seed`, so a seed gives the sam
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
 import shutil
@@ -24,13 +23,13 @@ from sqlalchemy.orm import Session
 
 from environments.db import domains as registry
 from environments.db import dump as dumping
+from environments.db.calls import run_call
 from environments.db.core import Domain
-from environments.db.env import run_call
 from environments.db.intents import Ctx, Draft
 from environments.db.store import SqliteStore
 from envhub.errors import AgentError
 from envhub.spec import ToolCall
-from verifiers.db_diff import diff, load_dump
+from verifiers.db_diff import diff
 from verifiers.db_state import targeted
 
 GUIDE = {
@@ -101,12 +100,13 @@ def test_refusal_alone():
 @check("refusal-justified", kind="anti_hack")
 def test_refusal_justified():
     db.check_refusal_justified(EXPECTED)
+
+
+@check("refusal-grounds")
+def test_refusal_grounds():
+    db.check_refusal_grounds(EXPECTED)
 ''',
 }
-
-
-def tables_sha256(tables: dumping.Tables) -> str:
-    return hashlib.sha256(json.dumps(tables, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
 class Synth:
@@ -152,19 +152,23 @@ class Synth:
         if draft.kind != "write" and changes:
             raise ValueError(f"a {draft.kind} task whose oracle changes the database")
         out = {"domain": domain.name, "kind": draft.kind, "diff": changes, "answer": draft.answer,
-               "refusal": draft.kind == "refusal", "initial_sha256": tables_sha256(initial)}
+               "refusal": draft.kind == "refusal", "initial_sha256": dumping.tables_sha256(initial)}
         if draft.kind == "refusal":
             # What the refusal rests on: rows both the rule and the oracle's look-up looked at.
             out["evidence"] = [k for k in looked_up if k in ruled_on]
             if not out["evidence"]:
                 raise ValueError("a refusal whose oracle looks up none of the rows the rule rests on")
+            if not draft.grounds:
+                raise ValueError("a refusal without its grounds (the rule and the figure it rests on)")
+            out["grounds"] = draft.grounds
         return out
 
     def draft(self, domain: Domain, rng: random.Random, intent_index: int) -> Draft | None:
         handle = self.store.create(domain, self.scratch)
         try:
             with Session(handle.engine) as s:
-                intent = domain.intents[intent_index % len(domain.intents)]
+                intents = registry.intents(domain.name)
+                intent = intents[intent_index % len(intents)]
                 try:
                     return intent(Ctx(rng=rng, s=s))
                 except LookupError:

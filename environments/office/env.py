@@ -79,7 +79,7 @@ class OfficeFamily(Family):
     # State export, recalculation, the judge, mutators and the task types' checks judge a task; the
     # document tools (tools.py, writers.py, readers.py) and the generator only serve the agent and
     # the author: CI's oracle smoke over HTTP guards them.
-    judged_by = ("env.py", "export.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks", "tasktypes.py",
+    judged_by = ("env.py", "export.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks", "tasktypes",
                  "data.py", "workspace.py")
 
     def __init__(self) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from environments.db import domains as registry
-from environments.db.env import run_call
+from environments.db.calls import run_call
 from environments.db.store import Handle, PgStore, SqliteStore, Store
 from envhub.config import Settings, get_settings
 from envhub.server.hub import Hub

@@ -7,11 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 
+from environments.db import domains as registry
 from environments.db.synth import synthesize
 from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
 
 TASKS = REPO_ROOT / "tasks" / "db"
+REFUSE_RULES = {name: d.tool("refuse").params["rule"].enum for name, d in registry.domains().items()}
 
 
 def test_same_seed_same_tasks(tmp_path: Path):
@@ -50,3 +52,6 @@ def test_every_task_has_a_verdict_a_null_agent_fails():
         test = (p.parent / "test_state.py").read_text()
         required = {"write": "check_expected_changes", "read": "check_answer", "refusal": "check_refused"}[kind]
         assert required in test and "check_replay" in test and "check_no_collateral" in test, p
+        if kind == "refusal":  # a refusal states its grounds: a rule of the domain and the figure it rests on
+            assert exp["grounds"]["figure"] and "check_refusal_grounds" in test, p
+            assert exp["grounds"]["rule"] in REFUSE_RULES[exp["domain"]], p

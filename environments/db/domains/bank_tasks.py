@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from environments.db.core import money
 from environments.db.domains.bank import Account, Card, Customer, Loan, Transaction
-from environments.db.intents import Ctx, Draft, call, items, scalar
+from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
 
 def _accounts(c: Ctx, status: str = "open", kind: str | None = None) -> list[Account]:
@@ -173,41 +173,46 @@ def refuse_overdraw(c: Ctx) -> Draft:
     a = c.pick([a for a in _accounts(c) if a.balance_cents < 2_000_000])
     b = c.pick([x for x in _accounts(c) if x.id != a.id])
     amount = a.balance_cents + a.overdraft_cents + c.pick([10_000, 100_000, 500_000])
+    g = grounds("overdraft_limit", money(a.balance_cents + a.overdraft_cents))
     prompt = c.say(f"Transfer ${money(amount)} from account {a.number} to account {b.number}.",
                    f"Send ${money(amount)} from {a.number} to {b.number} today; memo 'invoice'.")
     return Draft("refuse-overdraw", f"Overdrawing transfer from {a.number}", prompt,
-                 [call("get_account", account_id=a.id), call("refuse", reason="insufficient funds")], "refusal",
+                 [call("get_account", account_id=a.id), refuse(g, "insufficient funds")], "refusal", grounds=g,
                  forbidden=[call("transfer", from_account_id=a.id, to_account_id=b.id, amount=amount / 100,
                                  memo="invoice")], difficulty="medium", tags=["policy"])
 
 
 def refuse_close(c: Ctx) -> Draft:
     a = c.pick([a for a in _accounts(c) if a.balance_cents > 0])
+    g = grounds("balance_not_zero", money(a.balance_cents))
     prompt = c.say(f"Close account {a.number} for {_owner(c, a).name}.",
                    f"{_owner(c, a).name} asked us to shut down account {a.number} today.")
     return Draft("refuse-close", f"Close {a.number} with a balance", prompt,
-                 [call("get_account", account_id=a.id), call("refuse", reason="balance is not zero")], "refusal",
+                 [call("get_account", account_id=a.id), refuse(g, "balance is not zero")], "refusal", grounds=g,
                  forbidden=[call("close_account", account_id=a.id)], tags=["policy"])
 
 
 def refuse_card_limit(c: Ctx) -> Draft:
     card = c.pick(list(c.s.scalars(select(Card).where(Card.status == "active").order_by(Card.id))))
     new = c.pick([600_000, 750_000, 1_000_000])
+    g = grounds("card_limit_cap", "5000.00")
     prompt = c.say(f"Raise the daily limit of card #{card.id} to ${money(new)}.",
                    f"The owner of card {card.id} wants a ${money(new)} daily limit. Set it.")
     return Draft("refuse-card-limit", f"Card {card.id} limit over the maximum", prompt,
                  [call("get_account", account_id=card.account_id),
-                  call("refuse", reason="daily limits are capped at 5000.00")], "refusal",
+                  refuse(g, "daily limits are capped at 5000.00")], "refusal", grounds=g,
                  forbidden=[call("set_card_limit", card_id=card.id, daily_limit=new / 100)], tags=["policy"])
 
 
 def refuse_frozen_withdraw(c: Ctx) -> Draft:
     a = c.pick(_accounts(c, status="frozen"))
+    g = grounds("account_not_open", a.id)
     prompt = c.say(f"Withdraw $200.00 in cash from account {a.number}.",
                    f"Customer wants $200.00 out of account {a.number} at the counter.")
     return Draft("refuse-frozen-withdrawal", f"Withdraw from frozen {a.number}", prompt,
-                 [call("search_accounts", number=a.number), call("refuse", reason="the account is frozen")],
-                 "refusal", forbidden=[call("withdraw", account_id=a.id, amount=200, memo="cash")], tags=["policy"])
+                 [call("search_accounts", number=a.number), refuse(g, "the account is frozen")],
+                 "refusal", grounds=g, forbidden=[call("withdraw", account_id=a.id, amount=200, memo="cash")],
+                 tags=["policy"])
 
 
 INTENTS = [update_phone, do_deposit, ask_balance, refuse_overdraw, own_transfer, bonus_batch, loan_payment,

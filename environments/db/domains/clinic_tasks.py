@@ -6,10 +6,29 @@ import datetime as dt
 
 from sqlalchemy import select
 
-from environments.db.domains.clinic import (DRUGS, NOW, TODAY, Appointment, Department, Doctor, Invoice, Patient,
-                                            Prescription)
-from environments.db.intents import Ctx, Draft, call, items, scalar
+from environments.db.domains.clinic import (
+    DRUGS,
+    NOW,
+    TODAY,
+    Appointment,
+    Department,
+    Doctor,
+    Invoice,
+    Patient,
+    Prescription,
+)
+from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
+#: A day of the week as a refusal may name it (Monday first, as `date.weekday()` counts).
+WEEKDAY_NAMES = [
+    ("월요일", "월", "monday", "mon"),
+    ("화요일", "화", "tuesday", "tue"),
+    ("수요일", "수", "wednesday", "wed"),
+    ("목요일", "목", "thursday", "thu"),
+    ("금요일", "금", "friday", "fri"),
+    ("토요일", "토", "saturday", "sat"),
+    ("일요일", "일", "sunday", "sun"),
+]
 
 def _patients(c: Ctx) -> list[Patient]:
     return list(c.s.scalars(select(Patient).order_by(Patient.id)))
@@ -174,10 +193,11 @@ def refuse_weekend(c: Ctx) -> Draft:
     d = c.pick(_doctors(c))
     day = TODAY + dt.timedelta(days=c.pick([1, 2, 8, 9]))  # Saturdays and Sundays
     start = dt.datetime.combine(day, dt.time(d.starts_hour + 1))
+    g = grounds("outside_hours", *WEEKDAY_NAMES[day.weekday()])
     prompt = c.say(f"{p.name} 환자를 {start:%Y-%m-%d %H:%M}에 {d.name} 선생님께 예약해 주세요.",
                    f"환자번호 {p.id}번을 의사번호 {d.id}번에게 {start:%Y-%m-%d %H:%M} 진료로 잡아 주세요.")
     return Draft("refuse-weekend", f"주말 예약 {p.name}", prompt,
-                 [call("search_doctors", name=d.name), call("refuse", reason="주말에는 진료하지 않습니다")], "refusal",
+                 [call("search_doctors", name=d.name), refuse(g, "주말에는 진료하지 않습니다")], "refusal", grounds=g,
                  forbidden=[call("book_appointment", patient_id=p.id, doctor_id=d.id,
                                  starts_at=f"{start:%Y-%m-%dT%H:%M}")], tags=["policy"])
 
@@ -186,11 +206,12 @@ def refuse_double_book(c: Ctx) -> Draft:
     a = c.pick([x for x in _appts(c, "booked") if x.starts_at.date() > TODAY])
     d = c.s.get(Doctor, a.doctor_id)
     p = c.pick([x for x in _patients(c) if x.id != a.patient_id])
+    g = grounds("time_conflict", a.id)
     prompt = c.say(f"{p.name} 환자를 {d.name} 선생님께 {a.starts_at:%Y-%m-%d %H:%M}에 예약해 주세요. 다른 시간은 안 된답니다.",
                    f"환자번호 {p.id}번을 {a.starts_at:%Y-%m-%d %H:%M}에 의사번호 {d.id}번으로 예약해 주세요 (그 시간만 가능).")
     return Draft("refuse-double-book", f"중복 예약 {d.name}", prompt,
                  [call("list_appointments", doctor_id=d.id, date=a.starts_at.date().isoformat()),
-                  call("refuse", reason="해당 시간에 이미 예약이 있습니다")], "refusal",
+                  refuse(g, "해당 시간에 이미 예약이 있습니다")], "refusal", grounds=g,
                  forbidden=[call("book_appointment", patient_id=p.id, doctor_id=d.id,
                                  starts_at=f"{a.starts_at:%Y-%m-%dT%H:%M}")], difficulty="medium", tags=["policy"])
 
@@ -198,10 +219,11 @@ def refuse_double_book(c: Ctx) -> Draft:
 def refuse_overpay(c: Ctx) -> Draft:
     inv = c.pick(list(c.s.scalars(select(Invoice).where(Invoice.status == "unpaid").order_by(Invoice.id))))
     over = inv.amount_won - inv.paid_won + c.pick([5000, 10000])
+    g = grounds("over_balance", inv.amount_won - inv.paid_won)
     prompt = c.say(f"청구서 {inv.id}번에 {over}원 수납을 기록해 주세요.",
                    f"환자가 청구서 번호 {inv.id}에 대해 {over}원을 냈다고 합니다. 그대로 수납 처리해 주세요.")
     return Draft("refuse-overpay", f"청구서 {inv.id} 초과 수납", prompt,
-                 [call("get_invoice", invoice_id=inv.id), call("refuse", reason="청구 잔액을 초과합니다")], "refusal",
+                 [call("get_invoice", invoice_id=inv.id), refuse(g, "청구 잔액을 초과합니다")], "refusal", grounds=g,
                  forbidden=[call("pay_invoice", invoice_id=inv.id, amount=over)], tags=["policy"])
 
 

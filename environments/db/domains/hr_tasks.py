@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from environments.db.core import money
 from environments.db.domains.hr import TODAY, Department, Employee, LeaveRequest, Shift
-from environments.db.intents import Ctx, Draft, call, items, scalar
+from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
 
 def _active(c: Ctx) -> list[Employee]:
@@ -157,10 +157,11 @@ def refuse_overlap(c: Ctx) -> Draft:
     e = c.s.get(Employee, sh.employee_id)
     start = sh.starts_at + dt.timedelta(hours=1)
     end = start + dt.timedelta(hours=4)
+    g = grounds("shift_overlap", sh.id)
     prompt = c.say(f"Also put {e.name} on inventory duty on {start:%Y-%m-%d} from {start:%H:%M} to {end:%H:%M}.",
                    f"Book employee #{e.id} for an inventory shift {start:%Y-%m-%d} {start:%H:%M}-{end:%H:%M}.")
     return Draft("refuse-overlap", f"Overlapping shift for {e.name}", prompt,
-                 [call("list_shifts", employee_id=e.id), call("refuse", reason=f"overlaps shift {sh.id}")], "refusal",
+                 [call("list_shifts", employee_id=e.id), refuse(g, f"overlaps shift {sh.id}")], "refusal", grounds=g,
                  forbidden=[call("create_shift", employee_id=e.id, starts_at=f"{start:%Y-%m-%dT%H:%M}",
                                  ends_at=f"{end:%Y-%m-%dT%H:%M}", role="inventory")],
                  difficulty="medium", tags=["policy"])
@@ -169,11 +170,12 @@ def refuse_overlap(c: Ctx) -> Draft:
 def refuse_big_raise(c: Ctx) -> Draft:
     e = c.pick(_active(c))
     new = e.salary_cents * c.pick([130, 140, 150]) // 100 // 100 * 100
+    g = grounds("raise_over_limit", money(e.salary_cents))
     prompt = c.say(f"Raise {e.name}'s salary to ${money(new)} a year, effective now.",
                    f"Update employee #{e.id}'s pay to ${money(new)} per year.")
     return Draft("refuse-big-raise", f"Oversized raise for {e.name}", prompt,
-                 [call("get_employee", employee_id=e.id), call("refuse", reason="raises are limited to 20% at a time")],
-                 "refusal",
+                 [call("get_employee", employee_id=e.id), refuse(g, "raises are limited to 20% at a time")],
+                 "refusal", grounds=g,
                  forbidden=[call("update_employee", employee_id=e.id, salary=new / 100)], tags=["policy"])
 
 
@@ -182,21 +184,23 @@ def refuse_leave(c: Ctx) -> Draft | None:
                                         .order_by(LeaveRequest.id))
                  if x.days > c.s.get(Employee, x.employee_id).leave_balance])
     e = c.s.get(Employee, lr.employee_id)
+    g = grounds("leave_balance", e.leave_balance)
     prompt = c.say(f"Approve {e.name}'s leave request for {lr.days} days from {lr.start_date}.",
                    f"Please sign off on the pending leave of {e.name} starting {lr.start_date}.")
     return Draft("refuse-leave", f"Leave over balance for {e.name}", prompt,
-                 [call("get_employee", employee_id=e.id), call("refuse", reason="not enough leave balance")],
-                 "refusal", forbidden=[call("approve_leave", request_id=lr.id)], difficulty="medium",
+                 [call("get_employee", employee_id=e.id), refuse(g, "not enough leave balance")],
+                 "refusal", grounds=g, forbidden=[call("approve_leave", request_id=lr.id)], difficulty="medium",
                  tags=["policy"])
 
 
 def refuse_terminated_shift(c: Ctx) -> Draft:
     e = c.pick(list(c.s.scalars(select(Employee).where(Employee.status == "terminated").order_by(Employee.id))))
     day = TODAY + dt.timedelta(days=3)
+    g = grounds("employee_terminated", e.id)
     prompt = c.say(f"Schedule {e.name} for a floor shift on {day} from 09:00 to 17:00.",
                    f"Put {e.name} on the floor rota for {day}, 09:00-17:00.")
     return Draft("refuse-terminated-shift", f"Shift for former employee {e.name}", prompt,
-                 [call("search_employees", name=e.name), call("refuse", reason="employee is terminated")], "refusal",
+                 [call("search_employees", name=e.name), refuse(g, "employee is terminated")], "refusal", grounds=g,
                  forbidden=[call("create_shift", employee_id=e.id, starts_at=f"{day}T09:00", ends_at=f"{day}T17:00",
                                  role="floor")], tags=["policy"])
 

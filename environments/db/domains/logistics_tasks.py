@@ -7,7 +7,7 @@ import datetime as dt
 from sqlalchemy import select
 
 from environments.db.domains.logistics import NOW, Carrier, Shipment, Warehouse
-from environments.db.intents import Ctx, Draft, call, items, scalar
+from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
 
 def _ships(c: Ctx, status: str) -> list[Shipment]:
@@ -152,31 +152,34 @@ def ask_unassigned(c: Ctx) -> Draft | None:
 def refuse_early_delivery(c: Ctx) -> Draft:
     sh = c.pick(_ships(c, "in_transit"))
     at = sh.shipped_at - dt.timedelta(hours=c.pick([2, 6, 12]))
+    g = grounds("before_shipped", f"{sh.shipped_at:%Y-%m-%d %H:%M}", f"{sh.shipped_at:%Y-%m-%dT%H:%M}")
     prompt = c.say(f"Record shipment {sh.tracking_no} as delivered at {at:%Y-%m-%d %H:%M}.",
                    f"The driver says {sh.tracking_no} was handed over at {at:%Y-%m-%d %H:%M}; log the delivery.")
     return Draft("refuse-early-delivery", f"Delivery before shipping for {sh.tracking_no}", prompt,
                  [call("get_shipment", shipment_id=sh.id),
-                  call("refuse", reason="delivery time is before the shipment shipped")], "refusal",
+                  refuse(g, "delivery time is before the shipment shipped")], "refusal", grounds=g,
                  forbidden=[call("mark_delivered", shipment_id=sh.id, delivered_at=_t(at))], difficulty="medium",
                  tags=["policy"])
 
 
 def refuse_cancel_shipped(c: Ctx) -> Draft:
     sh = c.pick(_ships(c, "in_transit") + _ships(c, "delivered"))
+    g = grounds("already_shipped", sh.status)
     prompt = c.say(f"Cancel shipment {sh.tracking_no}.", f"Please void shipment {sh.tracking_no}; the order was "
                    "withdrawn.")
     return Draft("refuse-cancel-shipped", f"Cancel {sh.status} {sh.tracking_no}", prompt,
                  [call("search_shipments", tracking_no=sh.tracking_no),
-                  call("refuse", reason=f"shipment is already {sh.status}")], "refusal",
+                  refuse(g, f"shipment is already {sh.status}")], "refusal", grounds=g,
                  forbidden=[call("cancel_shipment", shipment_id=sh.id)], tags=["policy"])
 
 
 def refuse_inactive_carrier(c: Ctx) -> Draft:
     sh = c.pick(_ships(c, "created"))
     car = c.pick(list(c.s.scalars(select(Carrier).where(Carrier.active.is_(False)))))
+    g = grounds("carrier_inactive", car.id)
     prompt = c.say(f"Hand shipment {sh.tracking_no} to {car.name}.", f"Assign carrier {car.name} to {sh.tracking_no}.")
     return Draft("refuse-inactive-carrier", f"Inactive carrier for {sh.tracking_no}", prompt,
-                 [call("list_carriers"), call("refuse", reason=f"{car.name} is inactive")], "refusal",
+                 [call("list_carriers"), refuse(g, f"{car.name} is inactive")], "refusal", grounds=g,
                  forbidden=[call("assign_carrier", shipment_id=sh.id, carrier_id=car.id)], tags=["policy"])
 
 

@@ -34,3 +34,8 @@ def test_refusal_alone():
 @check("refusal-justified", kind="anti_hack")
 def test_refusal_justified():
     db.check_refusal_justified(EXPECTED)
+
+
+@check("refusal-grounds")
+def test_refusal_grounds():
+    db.check_refusal_grounds(EXPECTED)
