@@ -28,12 +28,12 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from sqlalchemy import event, exc
 from sqlalchemy import inspect as sa_inspect
 
-from envhub.env import EnvContext, Environment, Family, Mutator, ValidationFinding
+from envhub.env import EnvContext, Environment, Family, Mutator, ValidationContext, ValidationFinding
 from envhub.errors import AgentError, EnvError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
@@ -41,7 +41,11 @@ from envhub.tools import Tool
 from environments.db import domains as domain_registry
 from environments.db import dump as dumping
 from environments.db.core import Domain, convert, row_dict
+from environments.db.settings import DbSettings
 from environments.db.store import Handle, Store, make_store
+
+if TYPE_CHECKING:
+    import typer
 
 MAX_OBSERVATION = 60_000
 
@@ -240,14 +244,23 @@ class DbFamily(Family):
     name = "db"
     description = ("Business databases (retail, banking, HR, clinic in Korean, logistics) behind typed CRUD "
                    "tools with business rules; verified on the final database state.")
+    facet_labels = {"domain": "domain", "language": "language"}
+    settings_class = DbSettings
+    cli_aliases = {"synth db": "synth"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.db.cli import app
+
+        return app
 
     def __init__(self) -> None:
         self._stores: dict[tuple[str, str | None], Store] = {}
 
     def store(self, settings: Any) -> Store:
-        key = (str(settings.data_dir), settings.db_family_url)
+        key = (str(settings.data_dir), self.settings(settings).db_family_url)
         if key not in self._stores:
-            self._stores[key] = make_store(settings.data_dir, settings.db_family_url)
+            self._stores[key] = make_store(settings.data_dir, key[1])
         return self._stores[key]
 
     def setup(self, settings: Any) -> None:
@@ -278,7 +291,7 @@ class DbFamily(Family):
 
         return dict(MUTATORS)
 
-    async def validate_task(self, task: Task, settings: Any) -> list[ValidationFinding]:
+    async def validate_task(self, task: Task, ctx: ValidationContext) -> list[ValidationFinding]:
         from environments.db.checks import validate_task
 
-        return await asyncio.to_thread(validate_task, task, self.store(settings))
+        return await asyncio.to_thread(validate_task, task, self.store(ctx.settings))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envhub.env import EnvContext, Environment, Family, Mutator
 from envhub.errors import AgentError, EnvError
@@ -17,6 +18,9 @@ from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from envhub.tools import Param, Tool
+
+if TYPE_CHECKING:
+    import typer
 
 MAX_FILE_BYTES = 1024 * 1024
 
@@ -115,6 +119,16 @@ class TerminalFamily(Family):
     name = "terminal"
     uses_workdir = False
     description = "Real shell work in a sandboxed workspace: files, text, archives, git, builds, services."
+    # The environment that exports the workspace (env.py) and the mutators judge a task; the Harbor
+    # importer (harbor.py, dockerfile.py) only writes tasks, whose files are keyed themselves.
+    judged_by = ("__init__.py", "env.py", "mutators.py")
+    cli_aliases = {"import harbor": "import"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.terminal.cli import app
+
+        return app
 
     def make(self, ctx: EnvContext) -> TerminalEnvironment:
         return TerminalEnvironment(ctx)
@@ -130,6 +144,8 @@ class TerminalFamily(Family):
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         script = task.solution_dir / "solve.sh"
         if not script.is_file():
+            if "harbor" in task.config.metadata:  # an imported Harbor / Terminal-Bench task: its oracle is a script
+                raise AgentError(f"task {task.id} has no oracle: {script} is missing")
             return super().oracle_actions(task)
         body = script.read_text()
         return [ToolCall(tool="bash", arguments={"command": f"bash <<'ENVHUB_SOLVE_EOF'\n{body}\nENVHUB_SOLVE_EOF"})]
