@@ -10,11 +10,25 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from envhub.server.sessions import Session
+    from envhub.env import Family
     from envhub.spec import VerifyResult
+    from envhub.tasks.model import Task
+
+
+class Session(Protocol):
+    """What the store reads of a session (the server's `Session` has it; the store imports no server)."""
+
+    id: str
+    family: Family
+    task: Task
+    harness: str
+    policy_version: str | None
+    created_at: datetime
+    step_count: int
+    timings: dict[str, float]
 
 MAX_OBSERVATION_CHARS = 4000  # what the session's own step log keeps, too
 MAX_ARGUMENTS_CHARS = 8000
