@@ -87,8 +87,8 @@ def show(task_id: str,
     tools = [t.name for t in specs]
     info = {"id": task.id, "env": task.family, "title": task.config.title, "difficulty": task.config.difficulty,
             "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
-            "tools": tools, "validation": {"status": validation_status(task), **{k: v for k, v in record.items()
-                                                                                if k != "key"}},
+            "tools": tools,  # the record's own status is what it said then: stale shows as stale
+            "validation": {**{k: v for k, v in record.items() if k != "key"}, "status": validation_status(task)},
             "prompt": task.prompt, "latency": _task_latency(task.id)}
     if as_json:
         print_json(info)

@@ -107,3 +107,20 @@ def test_list_never_cuts_ids_in_a_narrow_terminal() -> None:
     rows = [line for line in result.stdout.splitlines() if line.lstrip().startswith("db/")]
     assert {line.split()[0] for line in rows} == set(ids)  # every id, whole
     assert all(re.search(r"\b(validated|unvalidated|stale|rejected)\b", line) for line in rows)  # and its status
+
+
+def test_show_says_stale_when_the_task_changed_after_its_record(tmp_path) -> None:
+    """The record still says `validated`; `show` must report what it is now (it once echoed the record)."""
+    import shutil
+
+    from envhub.config import REPO_ROOT
+    from envhub.tasks.model import Task
+    from envhub.validate.record import write_record
+
+    shutil.copytree(REPO_ROOT / "tasks" / "echo" / "say-done", tmp_path / "echo" / "say-done")
+    task = Task.load(tmp_path / "echo" / "say-done")
+    write_record(task, {"status": "validated", "runs": 3})
+    (task.path / "prompt.md").write_text('Say "done", please.')
+    shown = _envhub("show", "echo/say-done", "--json", env={"ENVHUB_TASKS_DIR": str(tmp_path)})
+    validation = json.loads(shown.stdout)["validation"]
+    assert validation["status"] == "stale" and validation["runs"] == 3
