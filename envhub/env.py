@@ -26,7 +26,6 @@ from envhub.tools import Tool
 
 if TYPE_CHECKING:
     import typer
-
     from pydantic_settings import BaseSettings
 
     from envhub.config import Settings
@@ -172,7 +171,8 @@ class Family(ABC):
 
     @classmethod
     def facets(cls, metadata: dict) -> dict[str, str]:
-        """The task's facet values (from its `task.yaml` metadata), in `facet_labels` order."""
+        """The task's facet values, in `facet_labels` order. It takes the task's `task.yaml`
+        metadata, not a `Task`: a served task list (`envhub list --url`) carries only that."""
         return {k: str(metadata[k]) for k in cls.facet_labels if metadata.get(k) not in (None, "")}
 
     @classmethod
