@@ -60,4 +60,3 @@ def main() -> None:
         raise SystemExit(1) from None
     if isinstance(code, int):
         raise SystemExit(code)
-

@@ -127,8 +127,6 @@ def local_server(settings: Settings) -> Iterator[str]:
         thread.join(timeout=30)
 
 
-AGENTS = ("oracle", "noop", "replay")
-
 def progress_bar(quiet: bool) -> Progress:
     """The bar long commands show on stderr (stdout stays for tables and JSON)."""
     return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -158,5 +156,3 @@ def print_timings(timings: dict[str, dict[str, float]], title: str, unit: str) -
     for group, t in timings.items():
         table.add_row(group, str(t["count"]), f"{t['total_s']:.1f}", f"{t['mean_s']:.1f}", f"{t['max_s']:.1f}")
     console.print(table)
-
-

@@ -209,5 +209,3 @@ def _smoke_episode(client: Any, task: Any, agent: str, family: Any, harness: str
     return {**row, "reward": result.reward, "failure_class": result.failure_class.value,
             "detail": "" if ok else (result.detail or why)[:300], "ok": ok,
             "seconds": round(time.monotonic() - started, 2)}
-
-

@@ -18,7 +18,8 @@ from envhub import families
 
 #: Help for the top-level groups that family commands join under their old names.
 GROUP_HELP = {"import": "Import tasks from other formats.",
-              "synth": "Generate a family's tasks (db by execution, office from packaged data), deterministic per seed."}
+              "synth": "Generate a family's tasks (db by execution, office from packaged data), "
+                       "deterministically per seed."}
 
 
 class WithFamilies(TyperGroup):

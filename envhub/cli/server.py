@@ -112,5 +112,3 @@ def keys_new(name: str, families: str = typer.Option(None, help="Comma-separated
     console.print(f"key (give it to the client as ENVHUB_API_KEY; it is not stored): [bold]{secret}[/bold]")
     console.print(f"entry ({'appended to ' + str(file) if file else 'for ENVHUB_API_KEYS or a keys file'}): "
                   f"{key.entry()}", soft_wrap=True)
-
-

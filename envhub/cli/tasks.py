@@ -130,5 +130,3 @@ def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
     for f in latency["figures"]:
         table.add_row(f"{f['op']} latency", f"p50 {fmt_seconds(f['p50_s'])}  p99 {fmt_seconds(f['p99_s'])}  "
                                             f"(n={f['n']})")
-
-

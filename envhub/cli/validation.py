@@ -183,5 +183,3 @@ async def _validate(settings: Settings, tasks: list, runs: int, write: bool, qui
         validator.close()
         await hub.stop()
     return reports
-
-

@@ -50,7 +50,15 @@ import yaml
 from envhub.errors import TaskFormatError
 from envhub.sandbox.base import SandboxLimits
 from envhub.tasks.model import Task, short_title
-from environments.terminal.dockerfile import DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay, replay_docker
+from environments.terminal.dockerfile import (
+    DOCKER_FILES,
+    DockerPlan,
+    Replay,
+    parse_dockerfile,
+    remap,
+    replay,
+    replay_docker,
+)
 from environments.terminal.harbor_wrapper import WRAPPER
 
 __all__ = ["import_harbor", "parse_dockerfile", "detect_layout"]

@@ -16,11 +16,11 @@ import yaml
 from envhub.errors import AgentError, TaskFormatError
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
-from environments.terminal.dockerfile import needs_network, split_run
-from environments.terminal.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
+from environments.terminal.dockerfile import needs_network, split_run
 from environments.terminal.env import TerminalFamily
+from environments.terminal.harbor import _remap, import_harbor, parse_dockerfile
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
 
