@@ -24,7 +24,11 @@ def _default_data_dir() -> Path:
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="ENVHUB_", extra="ignore")
+    """The core's settings. A family's own live in its `Family.settings_class` (same `ENVHUB_`
+    prefix); a value given here by name, e.g. `Settings(db_family_url=...)`, is kept as an extra
+    and overrides the family's environment variable."""
+
+    model_config = SettingsConfigDict(env_prefix="ENVHUB_", extra="allow")
 
     host: str = "127.0.0.1"
     port: int = Field(default=8000, ge=1, le=65535)
@@ -41,8 +45,6 @@ class Settings(BaseSettings):
     store_enabled: bool = True
     #: Episode events held in memory while the store cannot be written; beyond this they are dropped.
     store_buffer: int = Field(default=100_000, ge=100)
-    #: PostgreSQL URL for the db family's per-session databases; SQLite files when unset.
-    db_family_url: str | None = None
 
     max_sessions: int = Field(default=1024, ge=1)
     lease_s: float = Field(default=600, gt=0)
@@ -65,10 +67,6 @@ class Settings(BaseSettings):
     fault_rate: float = Field(default=0.0, ge=0, le=1)
     fault_ops: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["reset", "step", "verify"])
     fault_seed: int | None = None
-
-    #: OpenAI-compatible endpoint for the optional quality judge (off when unset).
-    judge_url: str | None = None
-    judge_model: str | None = None
 
     @field_validator("families", "fault_ops", mode="before")
     @classmethod

@@ -18,16 +18,20 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from envhub.errors import AgentError
 from envhub.spec import MissingRequirement, Observation, ToolCall, ToolSpec
 from envhub.tools import Tool
 
 if TYPE_CHECKING:
+    import typer
+    from pydantic_settings import BaseSettings
+
     from envhub.config import Settings
     from envhub.sandbox.base import SandboxBackend
     from envhub.tasks.model import Task
+    from envhub.verify.runner import VerifierRunner
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,16 @@ class Environment(ABC):
         """Release everything; safe to call more than once."""
 
 
+@dataclass(frozen=True)
+class ValidationContext:
+    """What validation hands a family's own checks (`Family.validate_task`): the hub's sandbox
+    backend and verifier runner, so a family builds none of its own, and the settings."""
+
+    settings: Settings
+    backend: SandboxBackend
+    verifier: VerifierRunner
+
+
 #: A state mutator used by validation: edits an exported final state in place; the verifier
 #: must then fail. Returns False when it does not apply to this task (nothing was changed).
 Mutator = Callable[["Task", Path], bool]
@@ -112,6 +126,17 @@ class Family(ABC):
     #: tool code that only serves the agent can change without re-validating the catalogue
     #: (CI's oracle smoke over HTTP guards the tools). Empty: the whole package judges.
     judged_by: ClassVar[tuple[str, ...]] = ()
+    #: Task metadata keys that group and filter the family's tasks (the registry page's filters,
+    #: `envhub list`'s group column), with their labels, e.g. db's `{"domain": "domain"}`.
+    facet_labels: ClassVar[dict[str, str]] = {}
+    #: The facet that splits the family's time in `validate` and `smoke` summaries (swe: per language).
+    timing_facet: ClassVar[str | None] = None
+    #: Old top-level names for the family's commands, kept working: `{"import harbor": "import"}`
+    #: mounts the command (or group) `import` of `cli()` as `envhub import harbor` too.
+    cli_aliases: ClassVar[dict[str, str]] = {}
+    #: The family's own settings: a pydantic-settings class over its `ENVHUB_*` variables (read
+    #: through `settings()`); None when it has none.
+    settings_class: ClassVar[type[BaseSettings] | None] = None
 
     @classmethod
     def package_dir(cls) -> Path:
@@ -123,6 +148,39 @@ class Family(ABC):
         """The paths named by `judged_by` (the whole package folder when it is empty)."""
         root = cls.package_dir()
         return [root / rel for rel in cls.judged_by] if cls.judged_by else [root]
+
+    @classmethod
+    def cli(cls) -> typer.Typer | None:
+        """The family's own commands (importers, generators, toolchains), mounted by the core as
+        `envhub <family> ...`; None when it has none. Import the command module here, not at the
+        top of the family's module: serving never needs it."""
+        return None
+
+    @classmethod
+    def settings(cls, core: Settings) -> Any:
+        """The family's settings: its environment variables, overridden by values of the same name
+        given to the core `Settings` (tests and embedders write `Settings(db_family_url=...)`)."""
+        if cls.settings_class is None:
+            raise TypeError(f"family {cls.name!r} declares no settings_class")
+        given = {k: v for k, v in (core.model_extra or {}).items() if k in cls.settings_class.model_fields}
+        return cls.settings_class(**given)
+
+    @classmethod
+    def facets(cls, metadata: dict) -> dict[str, str]:
+        """The task's facet values, in `facet_labels` order. It takes the task's `task.yaml`
+        metadata, not a `Task`: a served task list (`envhub list --url`) carries only that."""
+        return {k: str(metadata[k]) for k in cls.facet_labels if metadata.get(k) not in (None, "")}
+
+    @classmethod
+    def group(cls, metadata: dict) -> str:
+        """The task's group in one short line, for tables: by default its first facet."""
+        return next(iter(cls.facets(metadata).values()), "")
+
+    @classmethod
+    def timing_group(cls, metadata: dict) -> str:
+        """Where the task's seconds count in time summaries: the family, or family/facet."""
+        value = cls.facets(metadata).get(cls.timing_facet or "")
+        return f"{cls.name}/{value}" if value else cls.name
 
     def setup(self, settings: Settings) -> None:  # noqa: B027 - optional hook
         """Called once when a server starts (open pools, warm caches)."""
@@ -152,8 +210,6 @@ class Family(ABC):
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         """The reference solution as tool calls; by default `solution/actions.json`."""
         path = task.solution_dir / "actions.json"
-        if "harbor" in task.config.metadata:  # an imported Harbor / Terminal-Bench task: its oracle is a script
-            path = task.solution_dir / "solve.sh"
         if not path.is_file():
             raise AgentError(f"task {task.id} has no oracle: {path} is missing")
         return [ToolCall.model_validate(a) for a in json.loads(path.read_text())]
@@ -162,7 +218,7 @@ class Family(ABC):
         """Family-specific validation mutators, by name."""
         return {}
 
-    async def validate_task(self, task: Task, settings: Settings) -> list[ValidationFinding]:
+    async def validate_task(self, task: Task, ctx: ValidationContext) -> list[ValidationFinding]:
         """Family-specific validation beyond oracle/null/determinism/mutants/exploits
         (e.g. the SWE family's repeated fail-before/pass-after runs). Default: none."""
         return []

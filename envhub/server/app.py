@@ -1,4 +1,6 @@
-"""The app factory: routers, error translation, access, the request guard, the hub's lifespan."""
+"""The app factory, the composition root: the hub, the API routers, the web pages (which import
+nothing of the server: they read `app.state.registry`), error translation, access, the request
+guard, the hub's lifespan."""
 
 from __future__ import annotations
 
@@ -39,6 +41,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app = FastAPI(title="envhub", version=PROTOCOL_VERSION, lifespan=lifespan,
                   default_response_class=SafeJSONResponse)
     app.state.hub = hub
+    app.state.registry = hub.registry
     app.state.access = access
     problems.install(app)
     frames.quiet_invalid_utf8()

@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from envhub.config import Settings
 from envhub.server.auth import Access, Caller
 from envhub.server.hub import Hub
 from envhub.server.sessions import SessionManager
@@ -19,10 +18,6 @@ def get_hub(request: Request) -> Hub:
 
 def get_manager(request: Request) -> SessionManager:
     return request.app.state.hub.manager
-
-
-def get_settings_dep(request: Request) -> Settings:
-    return request.app.state.hub.settings
 
 
 # Declares the scheme in /openapi.json; the header itself is read by `Access.caller`, which also
@@ -45,6 +40,5 @@ def check_reader(request: Request) -> None:
 
 HubDep = Annotated[Hub, Depends(get_hub)]
 ManagerDep = Annotated[SessionManager, Depends(get_manager)]
-SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 CallerDep = Annotated[Caller, Depends(get_caller)]
 READERS = [Depends(check_reader)]

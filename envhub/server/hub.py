@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from envhub import families as family_registry
 from envhub.config import Settings
 from envhub.env import Family
+from envhub.registry import Registry
 from envhub.sandbox.base import SandboxBackend
 from envhub.server.sessions import SessionManager
 from envhub.store import EpisodeStore
@@ -38,6 +40,11 @@ class Hub:
     manager: SessionManager
     store: EpisodeStore | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+
+    @cached_property
+    def registry(self) -> Registry:
+        """What is served and how healthy it is, for the REST routes and the web pages."""
+        return Registry(self.families, self.catalog, self.store)
 
     @classmethod
     def build(cls, settings: Settings) -> Hub:

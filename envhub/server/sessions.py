@@ -42,6 +42,7 @@ from envhub.errors import (
     Unavailable,
 )
 from envhub.harness import Skin
+from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
 from envhub.server.faults import FaultInjector
@@ -59,7 +60,6 @@ from envhub.spec import (
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
 from envhub.tools import Tool, find, show
-from envhub.validate.record import invalid_reason
 from envhub.verify.runner import VerifierRunner, verdict
 
 if TYPE_CHECKING:

@@ -9,13 +9,21 @@ event of the same episode was lost.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
-from envhub.episode import StepEntry
+from envhub.episode import EpisodeHeader, StepEntry
 
 if TYPE_CHECKING:
-    from envhub.server.sessions import Session
     from envhub.spec import VerifyResult
+
+
+class Session(Protocol):
+    """What the store reads of a session (the server's `Session` has it; the store imports no server)."""
+
+    header: EpisodeHeader
+    step_count: int
+    timings: dict[str, float]
+
 
 MAX_DETAIL_CHARS = 8000
 MAX_MESSAGE_CHARS = 2000

@@ -26,12 +26,11 @@ from sqlalchemy import exc as sa_exc
 
 from envhub.store import events, metrics
 from envhub.store.db import create_schema
-from envhub.store.events import Event
+from envhub.store.events import Event, Session
 from envhub.store.repo import write_events
 
 if TYPE_CHECKING:
     from envhub.episode import StepEntry
-    from envhub.server.sessions import Session
     from envhub.spec import VerifyResult
 
 log = logging.getLogger("envhub.store")

@@ -9,7 +9,6 @@ from pathlib import Path
 
 from envhub.errors import NotFound, TaskFormatError
 from envhub.tasks.model import Task
-from envhub.validate.record import validation_status
 
 
 class Catalog:
@@ -57,12 +56,8 @@ class Catalog:
         kept = [t for t in tasks if keep(t)] if keep else tasks
         return random.Random(seed).choice(kept or tasks)
 
-    def status(self, task: Task) -> str:
-        return validation_status(task)
-
     def filter(self, *, env: str | None = None, tag: str | None = None, difficulty: str | None = None,
-               status: str | None = None, text: str | None = None,
-               meta: dict[str, str] | None = None) -> list[Task]:
+               text: str | None = None, meta: dict[str, str] | None = None) -> list[Task]:
         out: Iterable[Task] = self.tasks.values()
         if env:
             out = (t for t in out if t.family == env)
@@ -76,6 +71,4 @@ class Catalog:
             needle = text.lower()
             out = (t for t in out if needle in t.id.lower() or needle in t.config.title.lower()
                    or needle in t.prompt.lower())
-        if status:
-            out = (t for t in out if self.status(t) == status)
         return list(out)

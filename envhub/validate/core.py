@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from envhub.env import ValidationFinding
+from envhub.env import ValidationContext, ValidationFinding
 from envhub.episode import StepEntry, trajectory
 from envhub.errors import EnvhubError, FailureClass
 from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
@@ -218,7 +218,8 @@ class Validator:
                     ok = not r.passed and r.reward == 0.0
                     report.add(f"exploit:{name}", ok, "" if ok else f"cheat passed: reward {r.reward}")
             # Family-specific checks.
-            for finding in await family.validate_task(task, self.hub.settings):
+            ctx = ValidationContext(self.hub.settings, self.hub.backend, self.hub.verifier)
+            for finding in await family.validate_task(task, ctx):
                 report.add(f"family:{finding.check}", finding.ok, finding.detail, **finding.data)
         finally:
             await asyncio.to_thread(shutil.rmtree, d, True)

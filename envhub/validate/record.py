@@ -1,11 +1,13 @@
 """Validation records: `validation.json` beside each task, keyed by what it judged.
 
 The key hashes the task's files and the code that judges them: the verifier runner, the
-`verifiers` modules its tests import, and the family files the family declares as judging
-(`Family.judged_by`: state export, oracle, controls, mutators, its own validation; the whole
-package when it declares nothing). A record goes stale the moment any of them changes, and CI
+family files the family declares as judging (`Family.judged_by`: state export, oracle,
+controls, mutators, its own validation; the whole package when it declares nothing), and the
+`verifiers` modules that the task's tests and those family files import, in any form, with
+what those modules import in turn. A record goes stale the moment any of them changes, and CI
 refuses stale records. Tool code that only serves the agent is not in the key: CI's oracle
 smoke over HTTP guards it, so a refactor of tools does not force re-validating the catalogue.
+The rule is written down in docs/architecture.md.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ if TYPE_CHECKING:
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
-IMPORT_RE = re.compile(r"^\s*(?:from|import)\s+verifiers(?:\.(\w+))?", re.M)
+LIBRARY = REPO_ROOT / "verifiers"
 
 
 @cache
@@ -35,15 +37,64 @@ def _part_sha256(path: Path) -> str:
     return tree_sha256(path) if path.exists() else "-"
 
 
+#: `from verifiers[.x] import names` (names may be a parenthesised, multi-line list), and in the
+#: library's own files `from .[x] import names`; `import verifiers.x[, ...]`.
+FROM_RE = re.compile(r"^[ \t]*from[ \t]+(verifiers\.?|\.)(\w*)[ \t]+import[ \t]+(\([^)]*\)|[^\n#]*)", re.M)
+IMPORT_RE = re.compile(r"^[ \t]*import[ \t]+([^\n#]*)", re.M)
+
+
+def verifier_imports(source: str, *, inside: bool = False) -> set[str]:
+    """The `verifiers` modules `source` imports, in every form: `import verifiers.x`,
+    `from verifiers.x import y`, `from verifiers import x as y` (when x is a module of the
+    library, not a name like `check`); `inside`: source of the library itself, whose relative
+    imports count too. Read with regular expressions, not `ast`: `envhub list` keys every task."""
+    found = set()
+    for package, module, names in FROM_RE.findall(source):
+        if (package == "." and not inside) or (package == "verifiers" and module):  # `verifiersX`
+            continue
+        if module:
+            found.add(module)
+        else:
+            found.update(n.split()[0] for n in names.strip("()").replace("\n", " ").split(",") if n.strip())
+    for names in IMPORT_RE.findall(source):
+        found.update(n.split()[0].split(".")[1] for n in names.split(",") if n.strip().startswith("verifiers."))
+    return {m for m in found if (LIBRARY / f"{m}.py").is_file()}
+
+
+@cache
+def _library_closure(module: str) -> frozenset[str]:
+    """`module` and every library module it imports, directly or not."""
+    seen, todo = {module}, [module]
+    while todo:
+        source = (LIBRARY / f"{todo.pop()}.py").read_text(errors="replace")
+        for m in verifier_imports(source, inside=True) - seen:
+            seen.add(m)
+            todo.append(m)
+    return frozenset(seen)
+
+
 def judge_parts(task: Task) -> list[Path]:
-    """The code that judges `task`: the runner, the family package, and the `verifiers` modules
-    its tests import (not the whole library, so one family's helper changes leave others fresh)."""
-    modules = {"__init__"}
+    """The code that judges `task`: the runner, the family's judging files (`Family.judge_files`),
+    and the `verifiers` modules that its tests and those family files import, with what those
+    import in turn (not the whole library, so one family's helper changes leave others fresh)."""
+    family_files = family_class(task.family).judge_files()
+    direct = {"__init__", *_family_imports(task.family)}
     for test in task.tests_dir.rglob("*.py"):
-        modules.update(m for m in IMPORT_RE.findall(test.read_text(errors="replace")) if m)
-    lib = REPO_ROOT / "verifiers"
-    return [REPO_ROOT / "envhub" / "verify", *family_class(task.family).judge_files(),
-            *sorted(lib / f"{m}.py" for m in modules)]
+        direct |= verifier_imports(test.read_text(errors="replace"))
+    modules = set().union(*(_library_closure(m) for m in direct))
+    return [REPO_ROOT / "envhub" / "verify", *family_files, *sorted(LIBRARY / f"{m}.py" for m in modules)]
+
+
+@cache
+def _family_imports(family: str) -> frozenset[str]:
+    """The library modules the family's judging files import (read once per process, like the
+    hashes of the judging code)."""
+    found: set[str] = set()
+    for part in family_class(family).judge_files():
+        for path in [part] if part.is_file() else part.rglob("*.py"):
+            if path.suffix == ".py":
+                found |= verifier_imports(path.read_text(errors="replace"))
+    return frozenset(found)
 
 
 def _part_name(part: Path) -> str:

@@ -8,17 +8,25 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from envhub.errors import NotFound
-from envhub.server.deps import HubDep
+from envhub.registry import Registry
 from envhub.web import views
 from envhub.web.render import HEADERS, HERE, not_found, page
 
 router = APIRouter(include_in_schema=False)
+
+
+def get_registry(request: Request) -> Registry:
+    """The registry the app factory put in the app's state (the web imports nothing of the server)."""
+    return request.app.state.registry
+
+
+RegistryDep = Annotated[Registry, Depends(get_registry)]
 STATIC = {"app.css": "text/css", "app.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 MAX_PARAM = 200
 
@@ -39,34 +47,34 @@ async def _render(template: str, build: Callable[..., dict[str, Any]], *args: An
 
 
 @router.get("/", response_class=HTMLResponse)
-async def home(hub: HubDep) -> Response:
-    return await _render("index.html", views.index, hub)
+async def home(registry: RegistryDep) -> Response:
+    return await _render("index.html", views.index, registry)
 
 
 @router.get("/envs/{name}", response_class=HTMLResponse)
-async def env_detail(name: str, request: Request, hub: HubDep) -> Response:
+async def env_detail(name: str, request: Request, registry: RegistryDep) -> Response:
     base = str(request.base_url).rstrip("/")  # the snippets name the address the user reached us at
-    return await _render("env.html", views.env_page, hub, name, base, what="environment")
+    return await _render("env.html", views.env_page, registry, name, base, what="environment")
 
 
 @router.get("/tasks", response_class=HTMLResponse)
-async def tasks(request: Request, hub: HubDep) -> Response:
-    return await _render("tasks.html", views.tasks_page, hub, _params(request))
+async def tasks(request: Request, registry: RegistryDep) -> Response:
+    return await _render("tasks.html", views.tasks_page, registry, _params(request))
 
 
 @router.get("/tasks/{task_id:path}", response_class=HTMLResponse)
-async def task_detail(task_id: str, hub: HubDep) -> Response:
-    return await _render("task.html", views.task_page, hub, task_id, what="task")
+async def task_detail(task_id: str, registry: RegistryDep) -> Response:
+    return await _render("task.html", views.task_page, registry, task_id, what="task")
 
 
 @router.get("/episodes", response_class=HTMLResponse)
-async def episodes(request: Request, hub: HubDep) -> Response:
-    return await _render("episodes.html", views.episodes_page, hub, _params(request))
+async def episodes(request: Request, registry: RegistryDep) -> Response:
+    return await _render("episodes.html", views.episodes_page, registry, _params(request))
 
 
 @router.get("/episodes/{episode_id}", response_class=HTMLResponse)
-async def episode_detail(episode_id: str, request: Request, hub: HubDep) -> Response:
-    return await _render("episode.html", views.episode_page, hub, episode_id, _params(request), what="episode")
+async def episode_detail(episode_id: str, request: Request, registry: RegistryDep) -> Response:
+    return await _render("episode.html", views.episode_page, registry, episode_id, _params(request), what="episode")
 
 
 @router.get("/static/{name}")

@@ -1,6 +1,6 @@
 """What each page shows, assembled from the catalogue, the registry API's models and the store.
 
-Task facts come from `registry.task_info`/`env_info`, the same functions the JSON API uses, so a
+Task facts come from `Registry.task_info`/`env_info`, the same functions the JSON API uses, so a
 page and `/v1/tasks/{id}` never disagree. Hidden task files (tests/, solution/) are never read
 here: only `task.yaml`, `prompt.md`, the family's tool specs and the validation record.
 """
@@ -16,15 +16,13 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from envhub.errors import NotFound
-from envhub.server.hub import Hub
-from envhub.server.routes.registry import env_info, task_info
+from envhub.registry import Registry
 from envhub.store.stats import latency_summary, percentile
 from envhub.tasks.model import Task
 from envhub.web import charts, usage
 
 log = logging.getLogger("envhub.web")
 
-META_FILTERS = {"language": "language", "industry": "industry", "task_type": "task type", "domain": "domain"}
 DIFFICULTIES = ("easy", "medium", "hard")
 STATUSES = ("validated", "rejected", "stale", "unvalidated")
 CHECK_GROUPS = (("static", "static"), ("oracle", "oracle"), ("null", "null agent"), ("determinism", "determinism"),
@@ -52,59 +50,55 @@ class Paging:
         return (self.page - 1) * self.per
 
 
-def _store_read(hub: Hub, fn: Any, default: Any) -> tuple[Any, str | None]:
-    if hub.store is None:
+def _store_read(registry: Registry, fn: Any, default: Any) -> tuple[Any, str | None]:
+    if registry.store is None:
         return default, "the episode store is disabled (ENVHUB_STORE_ENABLED=false)"
     try:
-        return fn(hub.store), None
+        return fn(registry.store), None
     except SQLAlchemyError as e:
         log.warning("episode store read failed: %s", e)
         return default, f"the episode store cannot be read right now ({type(e).__name__})"
 
 
-def served_tasks(hub: Hub) -> list[Task]:
-    return [t for t in hub.catalog.tasks.values() if t.family in hub.families]
-
-
-def group(task: Task) -> str:
-    md = task.config.metadata
-    return " / ".join(str(md[k]) for k in META_FILTERS if md.get(k) not in (None, ""))
+def group(registry: Registry, task: Task) -> str:
+    """Every facet of the task (`Family.facets`), for the tasks table."""
+    return " / ".join(registry.facets(task).values())
 
 
 # -- pages ---------------------------------------------------------------------------------------
 
-def index(hub: Hub) -> dict[str, Any]:
-    tasks = served_tasks(hub)
-    statuses = {t.id: hub.catalog.status(t) for t in tasks}
-    counts, err = _store_read(hub, lambda s: s.counts("env"), {})
-    recent, _ = _store_read(hub, lambda s: s.episodes(limit=10)[0], [])
+def index(registry: Registry) -> dict[str, Any]:
+    tasks = registry.served()
+    statuses = {t.id: registry.status(t) for t in tasks}
+    counts, err = _store_read(registry, lambda s: s.counts("env"), {})
+    recent, _ = _store_read(registry, lambda s: s.episodes(limit=10)[0], [])
     envs = []
-    for name in hub.families:
+    for name in registry.families:
         health = Counter(statuses[t.id] for t in tasks if t.family == name)
-        outcomes, _ = _store_read(hub, lambda s, n=name: s.outcomes(env=n), [])
-        envs.append({"info": env_info(hub, name), "health": {s: health.get(s, 0) for s in STATUSES},
+        outcomes, _ = _store_read(registry, lambda s, n=name: s.outcomes(env=n), [])
+        envs.append({"info": registry.env_info(name), "health": {s: health.get(s, 0) for s in STATUSES},
                      "episodes": counts.get(name, 0),
                      "reward_chart": charts.reward_over_time(outcomes, label=f"{name}: mean reward over time"),
                      "mix_chart": charts.failure_mix(outcomes, label=f"{name}: outcome mix over time")})
     return {"envs": envs, "recent": recent, "store_error": err, "task_total": len(tasks)}
 
 
-def env_page(hub: Hub, name: str, base_url: str = "http://127.0.0.1:8000") -> dict[str, Any]:
-    info = env_info(hub, name)  # NotFound for an unknown family
-    tasks = [t for t in served_tasks(hub) if t.family == name]
-    example = next((t for t in sorted(tasks, key=lambda t: t.id) if hub.catalog.status(t) == "validated"),
+def env_page(registry: Registry, name: str, base_url: str = "http://127.0.0.1:8000") -> dict[str, Any]:
+    info = registry.env_info(name)  # NotFound for an unknown family
+    tasks = [t for t in registry.served() if t.family == name]
+    example = next((t for t in sorted(tasks, key=lambda t: t.id) if registry.status(t) == "validated"),
                    min(tasks, key=lambda t: t.id, default=None))
-    policies, _ = _store_read(hub, lambda s: s.by_policy(env=name), [])
-    health = Counter(hub.catalog.status(t) for t in tasks)
-    outcomes, err = _store_read(hub, lambda s: s.outcomes(env=name), [])
-    samples, _ = _store_read(hub, lambda s: s.latency_samples(env=name), {})
-    recent, _ = _store_read(hub, lambda s: s.episodes(env=name, limit=10)[0], [])
+    policies, _ = _store_read(registry, lambda s: s.by_policy(env=name), [])
+    health = Counter(registry.status(t) for t in tasks)
+    outcomes, err = _store_read(registry, lambda s: s.outcomes(env=name), [])
+    samples, _ = _store_read(registry, lambda s: s.latency_samples(env=name), {})
+    recent, _ = _store_read(registry, lambda s: s.episodes(env=name, limit=10)[0], [])
     return {"info": info, "health": {s: health.get(s, 0) for s in STATUSES}, "store_error": err,
             "recent": recent, "episodes": len(outcomes),
             "latency": latency_summary(samples, len(outcomes)) if samples else None,
             "charts": _charts(outcomes, samples, name),
             "usage": usage.snippets(base_url, name, example, info.tools[0] if info.tools else None),
-            "example": example, "about": usage.about(type(hub.families[name])), "policies": _rates(policies)}
+            "example": example, "about": usage.about(type(registry.families[name])), "policies": _rates(policies)}
 
 
 def _rates(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -123,42 +117,40 @@ def _charts(outcomes: list, samples: dict[str, list[float]], subject: str) -> di
                         for op in ("reset", "step", "verify")}}
 
 
-def tasks_page(hub: Hub, params: dict[str, str]) -> dict[str, Any]:
-    served = served_tasks(hub)
-    meta = {k: params[k] for k in META_FILTERS if params.get(k)}
-    env = params.get("env") or None
-    found = [t for t in hub.catalog.filter(env=env, tag=params.get("tag") or None,
-                                           difficulty=params.get("difficulty") or None,
-                                           status=params.get("validation") or None, text=params.get("q") or None,
-                                           meta=meta or None) if t.family in hub.families]
+def tasks_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
+    served = registry.served()
+    facets = registry.facet_labels()
+    meta = {k: params[k] for k in facets if params.get(k)}
+    found = registry.tasks(env=params.get("env") or None, tag=params.get("tag") or None,
+                           difficulty=params.get("difficulty") or None, status=params.get("validation") or None,
+                           text=params.get("q") or None, meta=meta or None)
     paging = Paging(page=_page(params), per=PAGE_SIZE, total=len(found))
     shown = found[paging.offset:paging.offset + paging.per]
-    counts, err = _store_read(hub, lambda s: s.counts("task_id"), {})
-    stats, _ = _store_read(hub, lambda s: s.task_outcomes([t.id for t in shown]), {})
-    rows = [{"info": task_info(hub, t), "group": group(t), "episodes": counts.get(t.id, 0),
+    counts, err = _store_read(registry, lambda s: s.counts("task_id"), {})
+    stats, _ = _store_read(registry, lambda s: s.task_outcomes([t.id for t in shown]), {})
+    rows = [{"info": registry.task_info(t), "group": group(registry, t), "episodes": counts.get(t.id, 0),
              "solve": solve_text(stats[t.id]["solved"], stats[t.id]["verified"]) if t.id in stats else "–",
              "verify_p50": percentile(stats[t.id]["verify_s"], 50) if t.id in stats else None}
             for t in shown]
-    options = {k: sorted({str(t.config.metadata[k]) for t in served if t.config.metadata.get(k) not in (None, "")})
-               for k in META_FILTERS}
-    return {"rows": rows, "paging": paging, "filters": params, "families": list(hub.families),
-            "meta_filters": META_FILTERS, "options": options, "difficulties": DIFFICULTIES, "statuses": STATUSES,
+    options = {k: sorted({v for t in served if (v := registry.facets(t).get(k))}) for k in facets}
+    return {"rows": rows, "paging": paging, "filters": params, "families": list(registry.families),
+            "meta_filters": facets, "options": options, "difficulties": DIFFICULTIES, "statuses": STATUSES,
             "store_error": err}
 
 
-def task_page(hub: Hub, task_id: str) -> dict[str, Any]:
-    task = hub.catalog.get(task_id)
-    if task.family not in hub.families:
+def task_page(registry: Registry, task_id: str) -> dict[str, Any]:
+    task = registry.catalog.get(task_id)
+    if task.family not in registry.families:
         raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
-    info = task_info(hub, task)
+    info = registry.task_info(task)
     record = {k: v for k, v in (task.validation_record() or {}).items() if k != "key"}
-    outcomes, err = _store_read(hub, lambda s: s.outcomes(task_id=task.id), [])
-    samples, _ = _store_read(hub, lambda s: s.latency_samples(task_id=task.id), {})
-    recent, _ = _store_read(hub, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
-    by_harness, _ = _store_read(hub, lambda s: s.by_harness(task_id=task.id), {})
-    policies, _ = _store_read(hub, lambda s: s.by_policy(task_id=task.id), [])
+    outcomes, err = _store_read(registry, lambda s: s.outcomes(task_id=task.id), [])
+    samples, _ = _store_read(registry, lambda s: s.latency_samples(task_id=task.id), {})
+    recent, _ = _store_read(registry, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
+    by_harness, _ = _store_read(registry, lambda s: s.by_harness(task_id=task.id), {})
+    policies, _ = _store_read(registry, lambda s: s.by_policy(task_id=task.id), [])
     return {"policies": _rates(policies), "info": info, "by_harness": by_harness, "task": task,
-            "tools": hub.families[task.family].task_tool_specs(task),
+            "tools": registry.families[task.family].task_tool_specs(task),
             "limits": task.config.limits.model_dump(), "record": record, "groups": check_groups(record),
             "flake": oracle_flake(record), "latency": latency_summary(samples, len(outcomes)),
             "recent": recent, "episodes": len(outcomes), "store_error": err,
@@ -191,18 +183,18 @@ def oracle_flake(record: dict[str, Any]) -> dict[str, Any] | None:
     return {"short": short, "runs": len(rewards), "rate": short / len(rewards)}
 
 
-def episodes_page(hub: Hub, params: dict[str, str]) -> dict[str, Any]:
+def episodes_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
     page = _page(params)
     filters = {"env": params.get("env") or None, "task_id": params.get("task") or None,
                "failure_class": params.get("outcome") or None}
     (rows, total), err = _store_read(
-        hub, lambda s: s.episodes(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
+        registry, lambda s: s.episodes(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
     return {"rows": rows, "paging": Paging(page=page, per=PAGE_SIZE, total=total), "filters": params,
-            "families": list(hub.families), "outcomes": charts.OUTCOMES, "store_error": err}
+            "families": list(registry.families), "outcomes": charts.OUTCOMES, "store_error": err}
 
 
-def episode_page(hub: Hub, episode_id: str, params: dict[str, str]) -> dict[str, Any]:
-    detail, err = _store_read(hub, lambda s: s.episode(episode_id), None)
+def episode_page(registry: Registry, episode_id: str, params: dict[str, str]) -> dict[str, Any]:
+    detail, err = _store_read(registry, lambda s: s.episode(episode_id), None)
     if err:
         raise StoreDown(err)
     if detail is None:
@@ -211,8 +203,8 @@ def episode_page(hub: Hub, episode_id: str, params: dict[str, str]) -> dict[str,
     wanted_step = _int(params.get("step"), 0)
     page = (wanted_step - 1) // STEP_PAGE + 1 if wanted_step > 0 else _page(params)
     (steps, total), _ = _store_read(
-        hub, lambda s: s.steps(episode_id, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
-    task = hub.catalog.tasks.get(detail.task_id)
+        registry, lambda s: s.steps(episode_id, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
+    task = registry.catalog.tasks.get(detail.task_id)
     return {"ep": detail, "steps": steps, "paging": Paging(page=page, per=STEP_PAGE, total=total),
             "task_known": task is not None, "prompt": task.prompt if task else None,
             "timings": timing_rows(detail.reset_s, detail.verify_s, detail.timings), "store_error": None}

@@ -28,9 +28,9 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from envhub.env import EnvContext, Environment, Family, Mutator, ValidationFinding
+from envhub.env import EnvContext, Environment, Family, Mutator, ValidationContext, ValidationFinding
 from envhub.errors import AgentError, EnvError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
@@ -41,7 +41,11 @@ from environments.db import dump as dumping
 from environments.db.calls import replay, run_call
 from environments.db.core import Domain
 from environments.db.mutators import MUTATORS
+from environments.db.settings import DbSettings
 from environments.db.store import Handle, Store, make_store
+
+if TYPE_CHECKING:
+    import typer
 
 MAX_OBSERVATION = 60_000
 
@@ -137,14 +141,23 @@ class DbFamily(Family):
     # oracle smoke over HTTP guards them, so changing a tool does not re-key the catalogue.
     judged_by = ("env.py", "calls.py", "dump.py", "store.py", "mutators.py", "checks.py", "domains/__init__.py",
                  *(f"domains/{name}.py" for name in domain_registry.NAMES))
+    facet_labels = {"domain": "domain", "language": "language"}
+    settings_class = DbSettings
+    cli_aliases = {"synth db": "synth"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.db.cli import app
+
+        return app
 
     def __init__(self) -> None:
         self._stores: dict[tuple[str, str | None], Store] = {}
 
     def store(self, settings: Any) -> Store:
-        key = (str(settings.data_dir), settings.db_family_url)
+        key = (str(settings.data_dir), self.settings(settings).db_family_url)
         if key not in self._stores:
-            self._stores[key] = make_store(settings.data_dir, settings.db_family_url)
+            self._stores[key] = make_store(settings.data_dir, key[1])
         return self._stores[key]
 
     def setup(self, settings: Any) -> None:
@@ -173,5 +186,5 @@ class DbFamily(Family):
     def mutators(self) -> dict[str, Mutator]:
         return dict(MUTATORS)
 
-    async def validate_task(self, task: Task, settings: Any) -> list[ValidationFinding]:
-        return await asyncio.to_thread(checks.validate_task, task, self.store(settings))
+    async def validate_task(self, task: Task, ctx: ValidationContext) -> list[ValidationFinding]:
+        return await asyncio.to_thread(checks.validate_task, task, self.store(ctx.settings))

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from envhub.config import Settings
 from envhub.env import EnvContext, Environment, Family, Mutator
@@ -21,8 +21,12 @@ from envhub.tools import Tool
 from environments.office import export, judge
 from environments.office.lo import OfficePool
 from environments.office.mutators import MUTATORS
+from environments.office.settings import OfficeSettings
 from environments.office.tools import TOOLS, Tools
 from environments.office.workspace import Workspace
+
+if TYPE_CHECKING:
+    import typer
 
 
 class OfficeEnvironment(Environment):
@@ -58,7 +62,7 @@ class OfficeEnvironment(Environment):
         await asyncio.to_thread(export.copy_workspace, self.ws.root, dest)
         await asyncio.to_thread(export.refresh_recalc, dest, self.family.office(),
                                 self.task.config.metadata.get("perturb"))
-        settings = self.ctx.settings
+        settings = self.family.settings(self.ctx.settings)
         rubric = judge.rubric_for(self.task.config.metadata.get("task_type"))
         if settings.judge_url and rubric:
             files = [dest / f for f in self.task.config.metadata.get("deliverables", [])]
@@ -81,21 +85,39 @@ class OfficeFamily(Family):
     # the author: CI's oracle smoke over HTTP guards them.
     judged_by = ("env.py", "export.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks", "tasktypes",
                  "data.py", "workspace.py")
+    facet_labels = {"industry": "industry", "task_type": "task type", "language": "language"}
+    settings_class = OfficeSettings
+    cli_aliases = {"synth office": "synth"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.office.cli import app
+
+        return app
+
+    @classmethod
+    def group(cls, metadata: dict) -> str:
+        """`industry × task type (language)`."""
+        f = cls.facets(metadata)
+        if not f.get("industry"):
+            return ""
+        return f"{f['industry']} × {f.get('task_type', '?')}" + (f" ({f['language']})" if f.get("language") else "")
 
     def __init__(self) -> None:
         self._office: OfficePool | None = None
         self._root: Path | None = None
+        self._settings = OfficeSettings()
 
     def setup(self, settings: Settings) -> None:
         self._root = settings.data_dir / "office"
+        self._settings = self.settings(settings)
 
     def office(self) -> OfficePool:
         """The server's pool of warm offices (each started on first need)."""
         if self._office is None:
-            root = self._root or Path(os.environ.get("ENVHUB_OFFICE_LO_DIR", "/tmp/envhub-office-lo"))
-            self._office = OfficePool(root, size=int(os.environ.get("ENVHUB_OFFICE_LO_WORKERS", "2")),
-                                      deadline_s=float(os.environ.get("ENVHUB_OFFICE_LO_DEADLINE_S", "60")),
-                                      memory_mb=int(os.environ.get("ENVHUB_OFFICE_LO_MEMORY_MB", "4096")))
+            s = self._settings
+            self._office = OfficePool(self._root or s.office_lo_dir, size=s.office_lo_workers,
+                                      deadline_s=s.office_lo_deadline_s, memory_mb=s.office_lo_memory_mb)
         return self._office
 
     async def shutdown(self) -> None:

@@ -10,16 +10,13 @@ own tests and parses the runner's structured report (`verifiers.swe`).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from envhub.env import EnvContext, Family, Mutator, ValidationFinding
+from envhub.env import EnvContext, Family, Mutator, ValidationContext, ValidationFinding
 from envhub.errors import TaskInvalid
 from envhub.spec import ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from environments.swe.env import TOOLS, SweEnvironment
-
-if TYPE_CHECKING:
-    from envhub.config import Settings
+from environments.swe.settings import SweSettings
 
 GOLD_PATCH = "gold.patch"
 
@@ -49,7 +46,8 @@ class SweFamily(Family):
     # The checkout the agent starts from, the oracle and mutator (here), the repeated
     # fail-before/pass-after runs and negative controls. The tools (env.py), the toolchain
     # installer and the importers serve the agent or the author, not the verdict.
-    judged_by = ("__init__.py", "repo.py", "validate.py", "controls.py")
+    judged_by = ("__init__.py", "repo.py", "validate.py", "controls.py", "settings.py")
+    settings_class = SweSettings
 
     def make(self, ctx: EnvContext) -> SweEnvironment:
         return SweEnvironment(ctx)
@@ -63,10 +61,10 @@ class SweFamily(Family):
     def mutators(self) -> dict[str, Mutator]:
         return {"swe-unfix": _unfix}
 
-    async def validate_task(self, task: Task, settings: Settings) -> list[ValidationFinding]:
+    async def validate_task(self, task: Task, ctx: ValidationContext) -> list[ValidationFinding]:
         from environments.swe.validate import validate_task
 
-        return await validate_task(task, settings)
+        return await validate_task(task, ctx, self.settings(ctx.settings).swe_runs)
 
 
 __all__ = ["SweEnvironment", "SweFamily"]

@@ -1,23 +1,28 @@
-"""`envhub toolchains list|install [LANG ...]`: the SWE family's language toolchains (mounted by
-the main CLI as a Typer sub-app)."""
+"""The swe family's commands, mounted by the core as `envhub swe ...` (`SweFamily.cli`):
+`toolchains list|install [LANG ...]` (also `envhub toolchains`), the language toolchains, and
+`import` (also `envhub import swebench`), which turns SWE-bench instances into tasks."""
 
 from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from envhub.config import get_settings
 from environments.swe import toolchains
 
-app = typer.Typer(help="Language toolchains for the swe family (Debian packages).", no_args_is_help=True)
+app = typer.Typer(help="The swe family's commands.", no_args_is_help=True)
+toolchains_app = typer.Typer(help="Language toolchains for the swe family (Debian packages).", no_args_is_help=True)
+app.add_typer(toolchains_app, name="toolchains")
 console = Console()
 
 
-@app.command("list")
+@toolchains_app.command("list")
 def list_cmd(languages: list[str] = typer.Argument(None, help="Languages (default: all 18)."),
              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Show which toolchains are present, their versions and package sizes."""
@@ -36,7 +41,7 @@ def list_cmd(languages: list[str] = typer.Argument(None, help="Languages (defaul
     console.print(table)
 
 
-@app.command("install")
+@toolchains_app.command("install")
 def install_cmd(languages: list[str] = typer.Argument(None, help="Languages (default: all 18)."),
                 dry_run: bool = typer.Option(False, "--dry-run", help="Only list what would be installed.")) -> None:
     """Install toolchains with apt-get (idempotent): sizes first, then a progress bar."""
@@ -71,3 +76,31 @@ def install_cmd(languages: list[str] = typer.Argument(None, help="Languages (def
     if bad and not dry_run:
         console.print(f"[red]still missing after install: {', '.join(bad)}[/red]")
         raise typer.Exit(1)
+
+
+@app.command("import")
+def import_swebench(
+        instances: Path = typer.Argument(..., help="SWE-bench instances: a JSON list, one JSON object or JSONL."),
+        repo: Path = typer.Option(..., help="A local git repository holding every instance's base commit."),
+        language: str = typer.Option(..., help="The tasks' language (one of `envhub toolchains list`)."),
+        test_command: str = typer.Option(..., help="Runs the tests and writes the report to $REPORT_DIR/<file>."),
+        report_format: str = typer.Option("junit_xml", help="junit_xml, go_test_json, libtest_json, tap, "
+                                                           "rspec_json or nunit_xml."),
+        report_file: str = typer.Option("junit.xml", help="The report's file name under $REPORT_DIR."),
+        build: str = typer.Option("", help="A build command run before the tests (a failure is the agent's)."),
+        dest: Path = typer.Option(None, help="Tasks root (default: the hub's tasks/swe)."),
+        as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Turn SWE-bench-format instances into SWE tasks (unvalidated until `envhub validate` accepts them)."""
+    from environments.swe.importer import import_swebench as do_import
+
+    try:
+        out = do_import(instances, repo, dest or get_settings().tasks_dir / "swe", language, test_command,
+                        report_format, report_file=report_file, build=build)
+    except (ValueError, OSError) as e:
+        raise typer.BadParameter(str(e)) from e
+    if as_json:
+        typer.echo(json.dumps([str(p) for p in out], indent=2))
+        return
+    for p in out:
+        console.print(f"imported → {p}")
+    console.print(f"{len(out)} task(s); next: envhub validate " + " ".join(f"swe/{language}/{p.name}" for p in out))

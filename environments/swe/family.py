@@ -15,11 +15,23 @@ from environments import swe
 from environments.swe import toolchains
 
 if TYPE_CHECKING:
+    import typer
+
     from envhub.config import Settings
     from envhub.tasks.model import Task
 
 
 class SweFamily(swe.SweFamily):
+    facet_labels = {"language": "language"}
+    timing_facet = "language"
+    cli_aliases = {"toolchains": "toolchains", "import swebench": "import"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.swe.cli import app
+
+        return app
+
     def setup(self, settings: Settings) -> None:
         super().setup(settings)
         # Run the 18 checks once in the background so the first /v1/envs or reset does not wait.

@@ -21,15 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from envhub.config import Settings
-from envhub.env import ValidationFinding
+from envhub.env import ValidationContext, ValidationFinding
 from envhub.sandbox.base import SandboxBackend, SandboxLimits, SandboxSpec
 from envhub.tasks.model import Task
 from envhub.verify import runtime
@@ -44,10 +42,6 @@ MIN_P2P = 5
 FORGES_CAUGHT_BY_HONEYPOTS = frozenset({
     "c", "cpp", "csharp", "elixir", "erlang", "go", "java", "javascript", "lua", "ocaml", "perl", "php", "python",
     "r", "ruby", "rust", "typescript"})
-
-
-def runs_wanted() -> int:
-    return max(1, int(os.environ.get("ENVHUB_SWE_RUNS", "5")))
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -72,17 +66,16 @@ def classify(runs: list[RunResult]) -> dict[str, str]:
 
 
 class SweValidator:
-    def __init__(self, task: Task, settings: Settings) -> None:
-        from envhub.server.hub import make_backend
-
+    def __init__(self, task: Task, ctx: ValidationContext, runs: int) -> None:
         self.task = task
-        self.settings = settings
+        self.settings = ctx.settings
         self.cfg = swe_repo.config(task)
-        self.backend: SandboxBackend = make_backend(settings)
-        self.runner = VerifierRunner(settings, self.backend)
+        self.backend: SandboxBackend = ctx.backend  # the hub's: the validator closes neither
+        self.runner: VerifierRunner = ctx.verifier
+        self.runs_wanted = runs
         self.findings: list[ValidationFinding] = []
         self.timings: dict[str, Any] = {"language": self.cfg.language}
-        self.scratch = Path(tempfile.mkdtemp(prefix="swe-validate-", dir=settings.data_dir))
+        self.scratch = Path(tempfile.mkdtemp(prefix="swe-validate-", dir=self.settings.data_dir))
         self.scratch.chmod(0o755)
 
     def add(self, check: str, ok: bool, detail: str = "", **data: Any) -> None:
@@ -176,7 +169,7 @@ class SweValidator:
         return RunResult(**json.loads(payload.strip().splitlines()[0]))
 
     async def runs(self, f2p: list[str], p2p: list[str]) -> None:
-        n = runs_wanted()
+        n = self.runs_wanted
         states: dict[str, list[RunResult]] = {"base+test": [], "base+test+gold": []}
         for state, gold in (("base+test", False), ("base+test+gold", True)):
             started = time.monotonic()
@@ -247,11 +240,10 @@ class SweValidator:
                 await self.controls(*declared)
         finally:
             await asyncio.to_thread(shutil.rmtree, self.scratch, True)
-            await self.backend.aclose()
         self.timings["total_s"] = round(time.monotonic() - started, 2)
         self.add("swe-timings", True, "", **self.timings)
         return self.findings
 
 
-async def validate_task(task: Task, settings: Settings) -> list[ValidationFinding]:
-    return await SweValidator(task, settings).run()
+async def validate_task(task: Task, ctx: ValidationContext, runs: int) -> list[ValidationFinding]:
+    return await SweValidator(task, ctx, runs).run()

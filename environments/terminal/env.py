@@ -7,19 +7,32 @@ The oracle is `solution/solve.sh`, run as one `bash` call.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from envhub.env import EnvContext, Family, Mutator
 from envhub.spec import ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from environments.terminal.tools import TOOLS, TerminalEnvironment
+
+if TYPE_CHECKING:
+    import typer
 
 
 class TerminalFamily(Family):
     name = "terminal"
     uses_workdir = False
     description = "Real shell work in a sandboxed workspace: files, text, archives, git, builds, services."
-    # The oracle (here) and the mutators judge a task; the tools (tools.py) only serve the agent,
-    # and CI's oracle smoke over HTTP guards them.
+    # The oracle (here) and the mutators judge a task; the tools (tools.py) only serve the agent and
+    # CI's oracle smoke over HTTP guards them; the Harbor importer (harbor.py, dockerfile.py) only
+    # writes tasks, whose files are keyed themselves.
     judged_by = ("__init__.py", "env.py", "mutators.py")
+    cli_aliases = {"import harbor": "import"}
+
+    @classmethod
+    def cli(cls) -> typer.Typer:
+        from environments.terminal.cli import app
+
+        return app
 
     def make(self, ctx: EnvContext) -> TerminalEnvironment:
         return TerminalEnvironment(ctx)
@@ -35,6 +48,8 @@ class TerminalFamily(Family):
     def oracle_actions(self, task: Task) -> list[ToolCall]:
         script = task.solution_dir / "solve.sh"
         if not script.is_file():
+            if "harbor" in task.config.metadata:  # an imported Harbor / Terminal-Bench task: its oracle is a script
+                raise AgentError(f"task {task.id} has no oracle: {script} is missing")
             return super().oracle_actions(task)
         body = script.read_text()
         return [ToolCall(tool="bash", arguments={"command": f"bash <<'ENVHUB_SOLVE_EOF'\n{body}\nENVHUB_SOLVE_EOF"})]

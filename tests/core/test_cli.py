@@ -107,3 +107,44 @@ def test_list_never_cuts_ids_in_a_narrow_terminal() -> None:
     rows = [line for line in result.stdout.splitlines() if line.lstrip().startswith("db/")]
     assert {line.split()[0] for line in rows} == set(ids)  # every id, whole
     assert all(re.search(r"\b(validated|unvalidated|stale|rejected)\b", line) for line in rows)  # and its status
+
+
+def test_show_says_stale_when_the_task_changed_after_its_record(tmp_path) -> None:
+    """The record still says `validated`; `show` must report what it is now (it once echoed the record)."""
+    import shutil
+
+    from envhub.config import REPO_ROOT
+    from envhub.tasks.model import Task
+    from envhub.validate.record import write_record
+
+    shutil.copytree(REPO_ROOT / "tasks" / "echo" / "say-done", tmp_path / "echo" / "say-done")
+    task = Task.load(tmp_path / "echo" / "say-done")
+    write_record(task, {"status": "validated", "runs": 3})
+    (task.path / "prompt.md").write_text('Say "done", please.')
+    shown = _envhub("show", "echo/say-done", "--json", env={"ENVHUB_TASKS_DIR": str(tmp_path)})
+    validation = json.loads(shown.stdout)["validation"]
+    assert validation["status"] == "stale" and validation["runs"] == 3
+
+
+def test_family_commands_mount_under_their_family_and_their_old_names() -> None:
+    """`Family.cli()` and `Family.cli_aliases`: the core names no family, yet the old commands work."""
+    for args, usage in ((["terminal", "import", "--help"], "envhub terminal import"),
+                        (["import", "harbor", "--help"], "envhub import harbor"),
+                        (["import", "swebench", "--help"], "envhub import swebench"),
+                        (["synth", "db", "--help"], "envhub synth db"),
+                        (["synth", "office", "--help"], "envhub synth office"),
+                        (["swe", "toolchains", "list", "--help"], "envhub swe toolchains list")):
+        result = runner.invoke(app, args, prog_name="envhub")
+        assert result.exit_code == 0 and f"Usage: {usage} " in result.output, (args, result.output)
+    listed = runner.invoke(app, ["toolchains", "list", "python", "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.output)[0]["language"] == "python"
+
+
+def test_core_commands_import_no_family_module() -> None:
+    """Families load only when a family command (or the help) is asked for: `envhub list` and the
+    rest never pay for importing them all."""
+    code = ("import sys\nfrom typer.testing import CliRunner\nfrom envhub.cli import app\n"
+            "r = CliRunner().invoke(app, ['keys', 'new', 'ci', '--json'])\nassert r.exit_code == 0, r.output\n"
+            "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('environments.')}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -49,3 +49,25 @@ def test_serve_prints_its_store_path_at_start():
         proc.terminate()
         proc.wait(timeout=30)
     assert first.strip() == f"episode store: {get_settings().store_path}"
+
+
+def test_a_family_reads_its_own_settings_under_the_old_variable_names(monkeypatch) -> None:
+    """Family settings live with the family (`Family.settings_class`), env var names unchanged; a
+    value given to the core `Settings` by name overrides the variable (tests and embedders do that)."""
+    from environments.db import DbFamily
+    from environments.office import OfficeFamily
+    from environments.swe.family import SweFamily
+
+    monkeypatch.setenv("ENVHUB_DB_FAMILY_URL", "postgresql://from-env/db")
+    monkeypatch.setenv("ENVHUB_JUDGE_URL", "http://judge.local/v1")
+    monkeypatch.setenv("ENVHUB_OFFICE_LO_WORKERS", "3")
+    monkeypatch.setenv("ENVHUB_SWE_RUNS", "2")
+    core = Settings()
+    assert DbFamily.settings(core).db_family_url == "postgresql://from-env/db"
+    office = OfficeFamily.settings(core)
+    assert (office.judge_url, office.office_lo_workers) == ("http://judge.local/v1", 3)
+    assert SweFamily.settings(core).swe_runs == 2
+    given = Settings(db_family_url="postgresql://given/db")
+    assert DbFamily.settings(given).db_family_url == "postgresql://given/db"
+    assert DbFamily.settings(core.model_copy(update={"db_family_url": None})).db_family_url is None
+    assert not hasattr(core, "db_family_url") and "judge_url" not in Settings.model_fields  # not the core's

@@ -5,6 +5,7 @@ import pytest
 from envhub.errors import TaskFormatError
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
+from envhub.validate.record import validation_status
 
 
 def write_task(root: Path, name: str, yaml_text: str, with_tests: bool = True) -> Path:
@@ -51,7 +52,7 @@ def test_catalog_keeps_broken_folders_aside_and_filters(tmp_path):
     assert [t.id for t in catalog.filter(tag="text")] == ["terminal/good"]
     assert catalog.filter(tag="nope") == []
     assert [t.id for t in catalog.filter(text="good one")] == ["terminal/good"]
-    assert catalog.status(catalog.get("terminal/good")) == "unvalidated"
+    assert validation_status(catalog.get("terminal/good")) == "unvalidated"
 
 
 def test_short_title_cuts_at_a_word_boundary():

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from envhub.tasks.harbor import import_harbor
+from environments.terminal.harbor import import_harbor
 from tests.docker.conftest import IMAGE
 
 SAMPLE = Path(__file__).parents[1] / "terminal" / "fixtures" / "harbor" / "word-stats"

@@ -155,8 +155,6 @@ async def test_mcp_skin_answers_in_mcp_result_shape(hub: Hub) -> None:
 
 
 async def test_the_registry_says_which_skins_present_each_family(hub: Hub) -> None:
-    from envhub.server.routes.registry import env_info
-
-    db, terminal = env_info(hub, "db").harnesses, env_info(hub, "terminal").harnesses
+    db, terminal = hub.registry.env_info("db").harnesses, hub.registry.env_info("terminal").harnesses
     assert db["plain"] is None and db["mcp"] is None and "typed" in db["codex"]
     assert all(reason is None for reason in terminal.values())

@@ -168,4 +168,4 @@ async def test_results_are_kept_per_harness(data_dir: Path) -> None:
         assert {h: (s.episodes, s.mean_reward) for h, s in info.by_harness.items()} == {"plain": (2, 1.0),
                                                                                       "mcp": (1, 0.0)}
         assert info.by_harness["mcp"].failure_classes == {"ok": 1}
-        assert task_page(hub, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
+        assert task_page(hub.registry, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0

@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from environments.swe import toolchains
-from environments.swe.cli import app
+from environments.swe.cli import toolchains_app as app
 
 
 def test_table_covers_18_languages_with_known_formats():

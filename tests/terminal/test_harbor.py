@@ -16,11 +16,11 @@ import yaml
 from envhub.errors import AgentError, TaskFormatError
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
-from envhub.tasks.dockerfile import needs_network, split_run
-from envhub.tasks.harbor import _remap, import_harbor, parse_dockerfile
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
 from environments.terminal import TerminalFamily
+from environments.terminal.dockerfile import needs_network, split_run
+from environments.terminal.harbor import _remap, import_harbor, parse_dockerfile
 from tests.conftest import running_hub
 
 SAMPLE = Path(__file__).parent / "fixtures" / "harbor" / "word-stats"
@@ -419,7 +419,7 @@ def _record_content(task: Task) -> dict:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_validate_jobs_gives_the_same_reports_and_records(make_settings, tmp_path: Path) -> None:
-    from envhub.cli import _validate
+    from envhub.cli.validation import _validate
 
     root = tmp_path / "tasks"
     tasks = [Task.load(import_harbor(SAMPLE, root)),

@@ -93,3 +93,27 @@ def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     # A family that declares nothing is judged by its whole package.
     db_task = Catalog(REPO_TASKS).for_family("db")[0]
     assert "environments/db" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(db_task)}
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    ("from verifiers import fs_state as fs", "fs_state"),
+    ("from verifiers import (\n    check,\n    db_state as db,\n)", "db_state"),
+    ("import verifiers.office_prose as prose", "office_prose"),
+    ("from verifiers.swe_reports import PASSED", "swe_reports"),
+])
+def test_every_form_of_importing_a_verifiers_module_puts_it_in_the_key(tmp_path, line, module):
+    from envhub.validate.record import LIBRARY, judge_parts
+
+    echo_task(tmp_path, "uses-lib", SOUND + line + "\n")
+    parts = judge_parts(Catalog(tmp_path).get("echo/uses-lib"))
+    assert LIBRARY / f"{module}.py" in parts
+    assert LIBRARY / "office.py" not in parts  # only what the tests import
+
+
+def test_the_key_follows_the_library_modules_a_verifiers_module_imports(tmp_path):
+    """`verifiers/office.py` imports `office_safe`: a change there changes what judges the task."""
+    from envhub.validate.record import LIBRARY, judge_parts
+
+    echo_task(tmp_path, "office-lib", SOUND + "from verifiers import office as ov\n")
+    parts = judge_parts(Catalog(tmp_path).get("echo/office-lib"))
+    assert {LIBRARY / "office.py", LIBRARY / "office_safe.py"} <= set(parts)

@@ -7,7 +7,6 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from envhub.errors import RequirementMissing, Unavailable
 from envhub.server.deps import HubDep, ManagerDep
-from envhub.server.routes.registry import family_availability
 from envhub.spec import PROTOCOL_VERSION, Capacity
 
 router = APIRouter(tags=["health"])
@@ -31,7 +30,7 @@ async def ready(hub: HubDep) -> dict[str, object]:
         raise Unavailable(f"at capacity: {active}/{limit} sessions")
     unavailable = {}
     for name in hub.families:
-        availability, missing, cannot = family_availability(hub, name)
+        availability, missing, cannot = hub.registry.family_availability(name)
         if availability != "available":
             unavailable[name] = {"availability": availability, "unavailable_tasks": cannot,
                                  **(missing.model_dump() if missing else {})}

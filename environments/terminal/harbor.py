@@ -16,11 +16,11 @@ Both become:
                          replayed and why, the ENV it sets, the path map
         prompt.md        the instruction, with the container's work dir (`/app`) read as `/workspace`
         state/           the work dir as the image build leaves it: the Dockerfile's WORKDIR, COPY,
-                         ENV and RUN steps replayed offline in a sandbox (envhub/tasks/dockerfile.py)
+                         ENV and RUN steps replayed offline in a sandbox (environments/terminal/dockerfile.py)
         solution/solve.sh  the oracle, self-contained: other solution files are inlined into /tmp
         tests/.harbor/   the original tests (test.sh, test_*.py, data), paths remapped; a dot folder,
                          so envhub's pytest never collects them directly
-        tests/test_harbor.py  generated (envhub/tasks/harbor_wrapper.py): runs test.sh over a
+        tests/test_harbor.py  generated (environments/terminal/harbor_wrapper.py): runs test.sh over a
                          scratch copy of the final state and turns the reward it writes into the score
         tests/.harbor_initial_state.tar.gz  the starting state, for the wrapper's control run
 
@@ -49,9 +49,17 @@ import yaml
 
 from envhub.errors import TaskFormatError
 from envhub.sandbox.base import SandboxLimits
-from envhub.tasks.dockerfile import DOCKER_FILES, DockerPlan, Replay, parse_dockerfile, remap, replay, replay_docker
-from envhub.tasks.harbor_wrapper import WRAPPER
 from envhub.tasks.model import Task, short_title
+from environments.terminal.dockerfile import (
+    DOCKER_FILES,
+    DockerPlan,
+    Replay,
+    parse_dockerfile,
+    remap,
+    replay,
+    replay_docker,
+)
+from environments.terminal.harbor_wrapper import WRAPPER
 
 __all__ = ["import_harbor", "parse_dockerfile", "detect_layout"]
 

@@ -1,0 +1,132 @@
+"""`envhub list` and `show`: the catalogue, local or served."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+from rich.table import Table
+
+from envhub.cli._shared import (JsonOpt, app, check_env, console, fitted_table, group_label, missing_here, print_json,
+                                status_style)
+from envhub.config import get_settings
+from envhub.validate.record import validation_status
+
+
+@app.command("list")
+def list_tasks(env: str = typer.Option(None, help="Only this family."),
+               url: str = typer.Option(None, help="List what a running server (or pool) serves instead of the "
+                                                  "local catalog."),
+               as_json: JsonOpt = False) -> None:
+    """List tasks with their validation status."""
+    from envhub.tasks.catalog import Catalog
+
+    if url:
+        from envhub.client import EnvClient
+
+        with EnvClient(url) as client:
+            check_env(env, [e["name"] for e in client.envs()])
+            served = client.tasks(env=env, limit=5000)
+        rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
+                 "validation": t["validation"]["status"], "group": group_label(t["env"], t["metadata"]),
+                 "unavailable": t.get("unavailable")} for t in served]
+        catalog = None
+    else:
+        check_env(env)
+        from envhub import families
+
+        catalog = Catalog(get_settings().tasks_dir)
+        tasks = catalog.filter(env=env)
+        loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
+        rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
+                 "validation": validation_status(t), "group": group_label(t.family, t.config.metadata),
+                 "unavailable": missing_here(loaded, t)} for t in tasks]
+    if as_json:
+        print_json(rows)
+        return
+    cells = [{**r, "validation": status_style(r["validation"]),
+              "runs here": "[red]no[/red]" if r["unavailable"] else "[green]yes[/green]"} for r in rows]
+    table = fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
+                          ["id", "group", "difficulty", "validation", "runs here", "title"],
+                          spare=["group", "difficulty", "title"], flex=["group", "title"])
+    console.print(table)
+    fixes: dict[str, list[str]] = {}
+    for r in rows:
+        if r["unavailable"]:
+            fixes.setdefault(f"{r['unavailable']['reason']}; fix: {r['unavailable']['fix']}", []).append(r["id"])
+    for why, ids in fixes.items():
+        console.print(f"[red]{len(ids)} task(s) cannot run here[/red]: {why}")
+    for path, err in (catalog.errors.items() if catalog else ()):
+        console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+
+@app.command()
+def show(task_id: str,
+         tools_only: bool = typer.Option(False, "--tools", help="Print only the task's tools, in --format."),
+         fmt: str = typer.Option("mcp", "--format",
+                                 help="Tool format with --tools: openai | anthropic | gemini | mcp."),
+         as_json: JsonOpt = False) -> None:
+    """Show one task: prompt, tools, metadata, validation record."""
+    from envhub import families
+    from envhub.tasks.catalog import Catalog
+    from envhub.tools import FORMATS, as_format
+
+    catalog = Catalog(get_settings().tasks_dir)
+    task = catalog.get(task_id)
+    record = task.validation_record() or {}
+    specs = families.load([task.family])[task.family].task_tool_specs(task)
+    if tools_only:
+        if fmt not in FORMATS:
+            from envhub.errors import RequestError
+
+            raise RequestError(f"unknown --format {fmt!r}; formats are: {', '.join(FORMATS)}")
+        print_json(as_format(specs, fmt))
+        return
+    tools = [t.name for t in specs]
+    info = {"id": task.id, "env": task.family, "title": task.config.title, "difficulty": task.config.difficulty,
+            "tags": task.config.tags, "metadata": task.config.metadata, "limits": task.config.limits.model_dump(),
+            "tools": tools,  # the record's own status is what it said then: stale shows as stale
+            "validation": {**{k: v for k, v in record.items() if k != "key"}, "status": validation_status(task)},
+            "prompt": task.prompt, "latency": _task_latency(task.id)}
+    if as_json:
+        print_json(info)
+        return
+    table = Table(show_header=False, title=task.id)
+    for key in ("env", "title", "difficulty", "tags", "metadata", "limits", "tools"):
+        table.add_row(key, json.dumps(info[key], ensure_ascii=False) if not isinstance(info[key], str) else info[key])
+    table.add_row("validation", status_style(info["validation"]["status"]) + " " +
+                  ", ".join(f"{k}={v}" for k, v in record.items() if k in ("validated_at", "runs", "seconds")))
+    for rej in record.get("rejections", []):
+        table.add_row("", f"[red]{rej}[/red]")
+    _latency_rows(table, info["latency"])
+    console.print(table)
+    console.print(info["prompt"], markup=False)
+
+
+def _task_latency(task_id: str) -> dict[str, Any]:
+    """Reset/step/verify p50/p99 from recorded episodes: the same figures as the task's web page."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from envhub.store import EpisodeStore
+
+    store = EpisodeStore(get_settings().store_url)
+    try:
+        return store.latency(task_id=task_id).model_dump()
+    except SQLAlchemyError as e:
+        return {"error": f"episode store unreadable: {type(e).__name__}"}
+    finally:
+        store.engine.dispose()
+
+
+def _latency_rows(table: Table, latency: dict[str, Any]) -> None:
+    from envhub.store.stats import fmt_seconds
+
+    if "error" in latency:
+        table.add_row("latency", f"[yellow]{latency['error']}[/yellow]")
+        return
+    table.add_row("episodes", str(latency["episodes"]))
+    for f in latency["figures"]:
+        table.add_row(f"{f['op']} latency", f"p50 {fmt_seconds(f['p50_s'])}  p99 {fmt_seconds(f['p99_s'])}  "
+                                            f"(n={f['n']})")

@@ -1,0 +1,185 @@
+"""`envhub validate`: judge tasks, check records, run the constant-policy baselines."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from envhub.cli._shared import (JsonOpt, app, check_env, console, log_line, make_hub, missing_here, print_json,
+                                print_timings, progress_bar, status_style, timings_by_group)
+from envhub.config import Settings, get_settings
+from envhub.validate.record import validation_status
+
+
+@app.command()
+def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to validate (default: all).")] = None,  # type: ignore
+             env: str = typer.Option(None, help="Only this family."),
+             runs: int = typer.Option(3, help="Oracle runs per task."),
+             sample: int = typer.Option(0, help="Validate a random sample of this many tasks."),
+             seed: int = typer.Option(0, help="Seed for --sample."),
+             check_records: bool = typer.Option(False, "--check-records",
+                                                help="Only check that every record is present, fresh and validated."),
+             write: bool = typer.Option(True, help="Write validation.json records."),
+             jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
+                                      help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
+             baselines: bool = typer.Option(False, "--baselines",
+                                            help="Only run the constant-policy baselines (mean reward per policy "
+                                                 "and family; each must be at most 0.02)."),
+             known_over: list[str] = typer.Option([], "--known-over",
+                                                  help="With --baselines: a policy known to exceed the target "
+                                                       "(shown, not failed)."),
+             as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
+    """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
+    from envhub.tasks.catalog import Catalog
+
+    check_env(env)
+    settings = get_settings()
+    catalog = Catalog(settings.tasks_dir)
+    tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
+    if check_records:
+        _check_records(catalog, tasks, as_json)
+        return
+    if baselines:
+        if sample:
+            tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
+        _baselines(settings, tasks, as_json, report, set(known_over))
+        return
+    if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
+        recorded = [t for t in tasks if validation_status(t) == "validated"]
+        tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
+    # A task this machine cannot run is not judged (a missing toolchain is no verdict on the task).
+    from envhub import families
+
+    loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
+    lacking = {t.id: m for t in tasks if (m := missing_here(loaded, t))}
+    tasks = [t for t in tasks if t.id not in lacking]
+    reports = asyncio.run(_validate(settings, tasks, runs, write, quiet=as_json, jobs=jobs))
+    broken = [{"task_folder": str(p), "status": "rejected", "detail": e.detail} for p, e in catalog.errors.items()
+              if not env or f"/{env}/" in str(p)]
+    data = {"tasks": [r.as_dict() for r in reports], "broken_folders": broken,
+            "validated": sum(r.status == "validated" for r in reports),
+            "rejected": sum(r.status == "rejected" for r in reports) + len(broken),
+            "timings": timings_by_group([(catalog.get(r.task_id), r.seconds) for r in reports]),
+            "unavailable": [{"task": task_id, **m} for task_id, m in lacking.items()]}
+    if report:
+        report.write_text(json.dumps(data, indent=2))
+    if as_json:
+        print_json(data)
+    else:
+        table = Table(title=f"validation: {data['validated']} validated, {data['rejected']} rejected")
+        for col in ("task", "static", "oracle", "null", "determinism", "mutants", "exploits", "family", "s", "status"):
+            table.add_column(col)
+        for r in reports:
+            table.add_row(r.task_id, r.summary("static"), r.summary("oracle"), r.summary("null"),
+                          r.summary("determinism"), r.summary("mutant"), r.summary("exploit"), r.summary("family"),
+                          f"{r.seconds:.1f}", status_style(r.status))
+        console.print(table)
+        print_timings(data["timings"], "validation time per family (SWE: per language)", "tasks")
+        for r in reports:
+            for f in r.findings:
+                if not f.ok:
+                    console.print(f"[red]{r.task_id}[/red] {f.check}: {f.detail}", markup=True)
+        for b in broken:
+            console.print(f"[red]broken[/red] {b['task_folder']}: {b['detail']}")
+        for task_id, m in lacking.items():
+            console.print(f"[red]{task_id}[/red] not validated (cannot run here, no record written): "
+                          f"{m['reason']}; fix: {m['fix']}")
+    if data["rejected"] or lacking:
+        raise typer.Exit(1)
+
+
+
+def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
+    """Fail on stale or rejected records and broken folders; unvalidated tasks are listed, and
+    served as unvalidated (the registry says so), until `envhub validate` has judged them."""
+    rows = [{"id": t.id, "status": validation_status(t)} for t in tasks]
+    bad = [r for r in rows if r["status"] in ("stale", "rejected")]
+    counts = {s: sum(r["status"] == s for r in rows) for s in ("validated", "unvalidated", "stale", "rejected")}
+    if as_json:
+        print_json({"checked": len(rows), **counts, "failing": bad})
+    else:
+        console.print(f"{len(rows)} records checked: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+        for r in bad:
+            console.print(f"  [red]{r['id']}[/red]: {r['status']}")
+    if bad or catalog.errors:
+        raise typer.Exit(1)
+
+
+def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str]) -> None:
+    """`validate --baselines`: every constant policy on every task, mean reward per policy and family."""
+    from envhub.validate import baselines as bl
+
+    async def run() -> list:
+        hub = make_hub(settings.model_copy(update={"families": sorted({t.family for t in tasks}),
+                                                "store_enabled": False}))
+        await hub.start()
+        outcomes = []
+        try:
+            with progress_bar(quiet=as_json) as progress:
+                bar = progress.add_task("baselines", total=len(tasks) * len(bl.POLICIES))
+                for task in tasks:
+                    for name, policy in bl.POLICIES.items():
+                        progress.update(bar, description=f"{task.id} {name}")
+                        o = await bl.run_policy(hub.manager, task, name, policy)
+                        progress.advance(bar)
+                        if o is not None:
+                            outcomes.append(o)
+                            log_line(progress, as_json, f"{task.id} {name}: reward {o.reward:g} {o.failure_class}")
+        finally:
+            await hub.stop()
+        return outcomes
+
+    outcomes = asyncio.run(run())
+    rows = bl.summarize(outcomes)
+    data = {"target": bl.TARGET, "tasks": len(tasks), "baselines": rows,
+            "episodes": [vars(o) for o in outcomes]}
+    if report:
+        report.write_text(json.dumps(data, indent=2))
+    if as_json:
+        print_json({k: v for k, v in data.items() if k != "episodes"})
+    else:
+        table = Table("family", "policy", "tasks", "judged", "mean reward", "rewarded tasks", "",
+                      title=f"constant-policy baselines over {len(tasks)} tasks (target: mean <= {bl.TARGET})")
+        for r in rows:
+            table.add_row(r["family"], r["policy"], str(r["tasks"]), str(r["judged"]), f"{r['mean_reward']:.4f}",
+                          ", ".join(r["rewarded"][:4]) + (" ..." if len(r["rewarded"]) > 4 else ""),
+                          "[green]ok[/green]" if r["ok"] else "[red]over[/red]")
+        console.print(table)
+    if not all(r["ok"] or r["policy"] in known_over for r in rows):
+        raise typer.Exit(1)
+
+
+async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool, jobs: int = 1) -> list:
+    """Validate `tasks`, `jobs` at a time (one slow task no longer holds up the rest); the reports
+    come back in the tasks' order, whatever order they finish in."""
+    from envhub.validate.core import Validator
+
+    needed = sorted({t.family for t in tasks})
+    hub = make_hub(settings.model_copy(update={"families": needed, "store_enabled": False}))  # not training episodes
+    await hub.start()
+    validator = Validator(hub, runs=runs, write=write)
+    slots = asyncio.Semaphore(max(1, jobs))
+    try:
+        with progress_bar(quiet=quiet) as progress:
+            bar = progress.add_task("validating", total=len(tasks))
+
+            async def one(task: Any) -> Any:
+                async with slots:
+                    progress.update(bar, description=task.id)
+                    report = await validator.validate(task)
+                progress.advance(bar)
+                log_line(progress, quiet, f"{task.id}: {report.status} in {report.seconds:.1f} s")
+                return report
+
+            reports = list(await asyncio.gather(*(one(t) for t in tasks)))
+    finally:
+        validator.close()
+        await hub.stop()
+    return reports

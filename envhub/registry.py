@@ -1,0 +1,111 @@
+"""The registry: what a hub serves and how healthy it is, in one place for the REST routes
+(`/v1/envs`, `/v1/tasks`) and the web pages, so a page and the JSON API never disagree.
+
+It joins the families, the catalogue, the validation records and the episode store; it holds
+no state of its own beyond a cache of the records it has read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from envhub import harness
+from envhub.errors import NotFound
+from envhub.spec import EnvInfo, MissingRequirement, TaskInfo, ValidationSummary
+from envhub.validate import record
+
+if TYPE_CHECKING:
+    from envhub.env import Family
+    from envhub.store import EpisodeStore
+    from envhub.tasks.catalog import Catalog
+    from envhub.tasks.model import Task
+
+
+@dataclass
+class Registry:
+    families: dict[str, Family]
+    catalog: Catalog
+    store: EpisodeStore | None = None
+
+    def family(self, name: str) -> Family:
+        try:
+            return self.families[name]
+        except KeyError:
+            raise NotFound.for_name("environment", name, self.families) from None
+
+    def status(self, task: Task) -> str:
+        """`validated`, `rejected`, `stale` or `unvalidated` (`envhub.validate.record`)."""
+        return record.validation_status(task)
+
+    def served(self) -> list[Task]:
+        return [t for t in self.catalog.tasks.values() if t.family in self.families]
+
+    def tasks(self, *, env: str | None = None, tag: str | None = None, difficulty: str | None = None,
+              status: str | None = None, text: str | None = None, meta: dict[str, str] | None = None) -> list[Task]:
+        """The served tasks that match every filter given (`meta`: facet values)."""
+        found = self.catalog.filter(env=env, tag=tag, difficulty=difficulty, text=text, meta=meta)
+        return [t for t in found if t.family in self.families and (not status or self.status(t) == status)]
+
+    def facet_labels(self) -> dict[str, str]:
+        """Every served family's facets (`Family.facet_labels`), for filters."""
+        labels: dict[str, str] = {}
+        for family in self.families.values():
+            labels.update(family.facet_labels)
+        return labels
+
+    def facets(self, task: Task) -> dict[str, str]:
+        return self.family(task.family).facets(task.config.metadata)
+
+    def task_info(self, task: Task) -> TaskInfo:
+        rec = task.validation_record() or {}
+        summary = {k: v for k, v in rec.items() if k in ("validated_at", "checks", "runs", "rejections", "timings")}
+        return TaskInfo(id=task.id, env=task.family, title=task.config.title, prompt=task.prompt,
+                        difficulty=task.config.difficulty, tags=task.config.tags, metadata=task.config.metadata,
+                        validation=ValidationSummary(status=self.status(task), **summary),
+                        unavailable=self.families[task.family].availability(task))
+
+    def family_availability(self, name: str) -> tuple[str, MissingRequirement | None, int]:
+        """Whether a family can run here ("available", "partial" or "unavailable"), what it lacks, and
+        how many of its tasks cannot run."""
+        family = self.family(name)
+        tasks = self.catalog.for_family(name)
+        lacking = [m for m in (family.availability(t) for t in tasks) if m is not None]
+        cannot = len(lacking)
+        missing = family.availability()
+        if missing is None and lacking:  # the family says nothing itself: sum up its tasks' reasons
+            missing = MissingRequirement(reason="; ".join(dict.fromkeys(m.reason for m in lacking)),
+                                         fix=" && ".join(dict.fromkeys(m.fix for m in lacking)))
+        if (tasks and cannot == len(tasks)) or (missing and not tasks):
+            return "unavailable", missing, cannot
+        return ("partial" if cannot or missing else "available"), missing, cannot
+
+    def env_info(self, name: str) -> EnvInfo:
+        family = self.family(name)
+        tasks = self.catalog.for_family(name)
+        statuses = [self.status(t) for t in tasks]
+        availability, missing, cannot = self.family_availability(name)
+        return EnvInfo(name=name, description=family.description, task_count=len(tasks),
+                       validated=statuses.count("validated"), rejected=statuses.count("rejected"),
+                       tools=(specs := family.tool_specs()), availability=availability, unavailable=missing,
+                       unavailable_tasks=cannot, harnesses=harness.support(name, {t.name for t in specs}))
+
+
+_invalid: dict[tuple[Path, int], str | None] = {}
+
+
+def invalid_reason(task: Task) -> str | None:
+    """Why a task is invalid as served, when its fresh record says a control proved it.
+
+    Every verify asks, so the answer is kept per task folder and record version (its mtime): the
+    record is read, and the task's files hashed for its key, once per version. Task files are
+    loaded once per process anyway (the catalogue), like the judging code the key also covers."""
+    try:
+        version = task.validation_path.stat().st_mtime_ns
+    except OSError:
+        return None
+    key = (task.path, version)
+    if key not in _invalid:
+        _invalid[key] = record.invalid_reason(task)
+    return _invalid[key]

@@ -1,0 +1,118 @@
+"""The house's rules, read from the source: the core imports no family, and imports point down.
+
+Every module under `envhub/` is parsed with `ast` (imports under `TYPE_CHECKING` and inside
+functions count too: an arrow is an arrow), and each import is checked against `LAYERS`.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+#: Lowest first. A module may import its own layer or a lower one, never a higher one. The most
+#: specific prefix names a module's layer (`envhub.validate.record` sits below `envhub.validate`).
+LAYERS: list[tuple[str, ...]] = [
+    ("envhub.errors", "envhub.spec", "envhub.tools", "envhub.config", "envhub.harness", "envhub.client"),
+    ("envhub.sandbox", "envhub.tasks"),
+    ("envhub.verify",),
+    ("envhub.env", "envhub.families"),
+    ("envhub.store", "envhub.validate.record"),
+    ("envhub.registry",),
+    ("envhub.web",),  # pages over the registry: they import no server
+    ("envhub.server",),
+    ("envhub.validate", "envhub.conformance", "envhub.rl"),  # drive a hub or a server
+    ("envhub.server.app",),  # the composition root: mounts the API and the web pages
+    ("envhub.cli",),
+]
+#: Packages the core must never import: families are found through entry points.
+FORBIDDEN = ("environments", "harnesses")
+
+
+def layer_of(module: str) -> int | None:
+    best: tuple[int, int] | None = None  # (prefix length, layer)
+    for level, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and (best is None or len(prefix) > best[0]):
+                best = (len(prefix), level)
+    return None if best is None else best[1]
+
+
+def imports(module: str, source: str, is_package: bool = False) -> list[str]:
+    """The absolute module names `source` imports (`from envhub import x` names envhub.x)."""
+    package = module if is_package else module.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            out.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            out.extend(f"{base}.{alias.name}" for alias in node.names)
+    return out
+
+
+def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """Every broken rule in `modules` (name -> (source, is_package))."""
+    found = []
+    for module, (source, is_package) in sorted(modules.items()):
+        own = layer_of(module)
+        if own is None:
+            found.append(f"{module} is in no layer: add it to LAYERS")
+            continue
+        for target in imports(module, source, is_package):
+            if target.split(".")[0] in FORBIDDEN:
+                found.append(f"{module} imports the family-side package {target}")
+                continue
+            if not target.startswith("envhub."):
+                continue
+            # `from envhub.x import name` names envhub.x.name: judge the longest known module.
+            while target not in modules and target.count(".") > 1:
+                target = target.rpartition(".")[0]
+            theirs = layer_of(target)
+            if theirs is not None and theirs > own:
+                found.append(f"{module} (layer {own}) imports {target} (layer {theirs}): an arrow pointing up")
+    return found
+
+
+def core_modules() -> dict[str, tuple[str, bool]]:
+    out = {}
+    for path in sorted((REPO_ROOT / "envhub").rglob("*.py")):
+        parts = path.relative_to(REPO_ROOT).with_suffix("").parts
+        is_package = parts[-1] == "__init__"
+        name = ".".join(parts[:-1] if is_package else parts)
+        out[name] = (path.read_text(encoding="utf-8"), is_package)
+    return out
+
+
+def test_the_core_imports_no_family_and_every_arrow_points_down() -> None:
+    assert violations(core_modules()) == []
+
+
+@pytest.mark.parametrize(("module", "source", "broken"), [
+    ("envhub.cli.tasks", "from environments.db.synth import synthesize", "family-side package environments.db.synth"),
+    ("envhub.env", "import harnesses.codex", "family-side package harnesses.codex"),
+    ("envhub.store.events", "if TYPE_CHECKING:\n    from envhub.server.sessions import Session",
+     "imports envhub.server.sessions"),
+    ("envhub.tasks.catalog", "def f():\n    from envhub.validate.record import validation_status",
+     "imports envhub.validate.record"),
+    ("envhub.web.views", "from envhub.server import hub", "imports envhub.server.hub"),
+    ("envhub.server.sessions", "from ..validate import core", "imports envhub.validate.core"),
+    ("envhub.newthing", "import json", "in no layer"),
+])
+def test_a_bad_import_is_caught(module: str, source: str, broken: str) -> None:
+    modules = core_modules()
+    modules[module] = (modules.get(module, ("", False))[0] + "\n" + source + "\n", False)
+    found = violations(modules)
+    assert any(broken in v for v in found), found
+
+
+def test_a_good_import_passes() -> None:
+    modules = core_modules()
+    modules["envhub.web.views"] = (modules["envhub.web.views"][0] + "\nfrom envhub.registry import Registry\n", False)
+    assert violations(modules) == []
