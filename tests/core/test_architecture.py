@@ -16,16 +16,17 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 #: Lowest first. A module may import its own layer or a lower one, never a higher one. The most
 #: specific prefix names a module's layer (`envhub.validate.record` sits below `envhub.validate`).
 LAYERS: list[tuple[str, ...]] = [
-    ("envhub.errors", "envhub.spec", "envhub.tools", "envhub.config", "envhub.harness", "envhub.client"),
+    ("envhub.errors", "envhub.spec", "envhub.episode", "envhub.tools", "envhub.config", "envhub.harness",
+     "envhub.client"),
     ("envhub.sandbox", "envhub.tasks"),
     ("envhub.verify",),
-    ("envhub.env", "envhub.families"),
+    ("envhub.env", "envhub.families", "envhub.shell_env"),
     ("envhub.store", "envhub.validate.record"),
     ("envhub.registry",),
     ("envhub.web",),  # pages over the registry: they import no server
     ("envhub.server",),
     ("envhub.validate", "envhub.conformance", "envhub.rl"),  # drive a hub or a server
-    ("envhub.server.app",),  # the composition root: mounts the API and the web pages
+    ("envhub.server.app", "envhub.server.thread"),  # the composition root (mounts the API and the web pages) and its in-thread launcher
     ("envhub.cli",),
 ]
 #: Packages the core must never import: families are found through entry points.
