@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from envhub.env import EnvContext, Family, Mutator
+from envhub.errors import AgentError
 from envhub.spec import ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from environments.terminal.tools import TOOLS, TerminalEnvironment

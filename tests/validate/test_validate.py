@@ -91,8 +91,8 @@ def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     assert "environments/swe/controls.py" in parts and "environments/swe/validate.py" in parts
     assert "environments/swe/env.py" not in parts
     # A family that declares nothing is judged by its whole package.
-    db_task = Catalog(REPO_TASKS).for_family("db")[0]
-    assert "environments/db" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(db_task)}
+    echo_task = Catalog(REPO_TASKS).for_family("echo")[0]  # echo declares nothing: its whole package judges
+    assert "environments/echo" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(echo_task)}
 
 
 @pytest.mark.parametrize(("line", "module"), [
