@@ -75,7 +75,7 @@ def _group_cpu_s(pid: int | None) -> float:
     return total / tick
 
 
-def _probe(folder: Path) -> Path:
+def probe_document(folder: Path) -> Path:
     """A tiny workbook every healthy office recalculates at once."""
     p = folder / "probe.xlsx"
     if not p.is_file():
@@ -246,7 +246,7 @@ class LibreOffice:
         try:
             self._start()
             assert self.proc is not None and self.proc.stdin is not None
-            probe = _probe(self.root)
+            probe = probe_document(self.root)
             req = {"op": "recalc", "src": str(probe.resolve()), "dest": str((self.root / "probe-out.xlsx").resolve())}
             self.proc.stdin.write((json.dumps(req) + "\n").encode())
             self.proc.stdin.flush()
