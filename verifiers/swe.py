@@ -304,12 +304,13 @@ def jail_processes() -> int:
     soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
     if soft != resource.RLIM_INFINITY:
         caps.append(soft)
-    try:
-        pids_max = Path("/sys/fs/cgroup/pids.max").read_text().strip()
-        if pids_max.isdigit():
-            caps.append(int(pids_max))
-    except OSError:
-        pass
+    for pids_max in ("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"):  # cgroup v2, v1 (a container's)
+        try:
+            text = Path(pids_max).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            caps.append(int(text))
     return max(8, min(caps) - HARNESS_RESERVE) if caps else JAIL_PROCESSES
 
 
@@ -337,8 +338,9 @@ def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd:
 @lru_cache(maxsize=1)
 def jail_available() -> bool:
     """Whether this host lets the harness build the jail (user namespaces allowed): probed with
-    `true` before any of the agent's code runs, so the agent cannot influence the answer. Docker's
-    default seccomp profile forbids them (the docker sandbox backend): runs there are unjailed."""
+    `true` before any of the agent's code runs, so the agent cannot influence the answer. The
+    Docker backend's verifier containers allow them (`envhub/sandbox/seccomp.py`); where nothing
+    does, runs are unjailed (`RunResult.jailed`)."""
     try:
         code, _, _ = _shell("true", cwd=Path("/"), env=dict(FIXED_ENV), timeout=30, jail=())
     except JailError:

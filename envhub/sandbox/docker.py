@@ -21,7 +21,8 @@ Same contract as the bubblewrap backend (`local.py`), with a container as the is
   state. Its result cannot travel through an inherited pipe, so each requested fd becomes a file in
   a fresh host folder bind-mounted at `/run/envhub-result` (mode 0700, root): the container starts
   as root, opens `fd 3` on that file, then drops to uid 1000 with `setpriv` (losing every
-  capability) before exec'ing the verifier. Only the verifier's inherited descriptor can write the
+  capability) before exec'ing the verifier. Its seccomp profile (`seccomp.py`) allows the
+  namespaces the SWE harness jails the code under test in, which Docker's default forbids. Only the verifier's inherited descriptor can write the
   result; the judged state is a different, read-only mount, stdout is never parsed, and the folder
   is created per run and never shown to the agent. The backend copies the file into the caller's
   pipe afterwards, so `VerifierRunner` is unchanged.
@@ -58,6 +59,7 @@ from envhub.config import Settings
 from envhub.errors import AgentError, EnvError, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxBackend, SandboxLimits, SandboxSpec
 from envhub.sandbox.local import PATH, SHELL, _children, _signal_all
+from envhub.sandbox.seccomp import VERIFIER_HOST_CONFIG
 from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, SandboxGone, converse, frame
 
 log = logging.getLogger("envhub.sandbox.docker")
@@ -461,10 +463,13 @@ class DockerBackend(SandboxBackend):
         }
 
     async def _create(self, cmd: list[str], limits: SandboxLimits, binds: list[tuple[str, str, bool]], *, user: str,
-                      workdir: str, env: dict[str, str], cap_add: Sequence[str] = ()) -> str:
+                      workdir: str, env: dict[str, str], cap_add: Sequence[str] = (),
+                      host_extra: dict[str, Any] | None = None) -> str:
         host = self._host_config(limits, binds)
         if cap_add:
             host["CapAdd"] = list(cap_add)
+        for key, value in (host_extra or {}).items():
+            host[key] = host.get(key, []) + value if key == "SecurityOpt" else value
         body = {"Image": self.cfg.image, "Cmd": cmd, "User": user, "WorkingDir": workdir, "Hostname": "sandbox",
                 "Env": [f"{k}={v}" for k, v in env.items()], "Labels": {LABEL: "1", f"{LABEL}.owner": self.owner},
                 "NetworkDisabled": True, "HostConfig": host}
@@ -643,7 +648,8 @@ class DockerBackend(SandboxBackend):
         script = (f"{'exec ' + opens + ' && ' if opens else ''}"
                   f'exec setpriv --reuid={uid} --regid={uid} --clear-groups -- "$@"')
         cid = await self._create(["/bin/sh", "-c", script, "sh", *argv], spec.limits, binds, user="0:0",
-                                 workdir=spec.workdir, env=env, cap_add=("SETUID", "SETGID"))
+                                 workdir=spec.workdir, env=env, cap_add=("SETUID", "SETGID"),
+                                 host_extra=VERIFIER_HOST_CONFIG)  # the SWE harness jails the code under test
         started = time.monotonic()
         timed_out = False
         exit_code: int | None = None
