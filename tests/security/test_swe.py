@@ -172,8 +172,10 @@ def test_rust_prints_libtest_ok_events(checkout):
 
 
 def test_haskell_library_forges_through_unsafe_perform_io(checkout):
-    """GHC has no load-time hook: the library's functions force an `unsafePerformIO` value that
-    writes an all-pass JUnit report of the graded tests and exits 0 through C's `exit`."""
+    """Haskell library functions force an `unsafePerformIO` value that forges the report and exits 0.
+
+    GHC has no load-time hook; the value writes an all-pass JUnit report of the graded tests and
+    exits through C's `exit` (an `exitWith` is an exception the test framework would catch)."""
     task, repo = checkout("swe/haskell/rle-codec")
     CONTROLS["forge-report"](repo, config(task), _ids(task))
     assert "envhubForge" in (repo / "src" / "Codec" / "RunLength.hs").read_text()
