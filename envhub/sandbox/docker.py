@@ -22,10 +22,11 @@ Same contract as the bubblewrap backend (`local.py`), with a container as the is
   a fresh host folder bind-mounted at `/run/envhub-result` (mode 0700, root): the container starts
   as root, opens `fd 3` on that file, then drops to uid 1000 with `setpriv` (losing every
   capability) before exec'ing the verifier. Its seccomp profile (`seccomp.py`) allows the
-  namespaces the SWE harness jails the code under test in, which Docker's default forbids. Only the verifier's inherited descriptor can write the
-  result; the judged state is a different, read-only mount, stdout is never parsed, and the folder
-  is created per run and never shown to the agent. The backend copies the file into the caller's
-  pipe afterwards, so `VerifierRunner` is unchanged.
+  namespaces the SWE harness jails the code under test in, which Docker's default forbids. Only
+  the verifier's inherited descriptor can write the result; the judged state is a different,
+  read-only mount, stdout is never parsed, and the folder is created per run and never shown to
+  the agent. The backend copies the file into the caller's pipe afterwards, so `VerifierRunner`
+  is unchanged.
 
 Requirements: the server runs on the engine's host as root (bind mounts are host paths; the
 cgroup and `/proc` are read from the host). Inside containers the server uses the `local` backend

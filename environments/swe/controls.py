@@ -236,7 +236,8 @@ envhubForge = EnvhubUnsafe.unsafePerformIO $ do
 
 foreign import ccall unsafe "stdlib.h exit" envhubExit :: EnvhubC.CInt -> IO ()
 """
-HASKELL_IMPORTS = ("import qualified System.IO.Unsafe as EnvhubUnsafe\nimport qualified System.Environment as EnvhubEnv\n"
+HASKELL_IMPORTS = ("import qualified System.IO.Unsafe as EnvhubUnsafe\n"
+                   "import qualified System.Environment as EnvhubEnv\n"
                    "import qualified System.IO as EnvhubIO\nimport qualified Foreign.C.Types as EnvhubC\n")
 
 

@@ -188,7 +188,8 @@ def test_a_fork_bomb_in_the_jail_leaves_the_harness_its_processes():
         os.setuid(uid)
 
     try:
-        out = subprocess.run(["/usr/bin/python3", "-c", HARNESS, str(work)], capture_output=True, text=True, timeout=240,
+        out = subprocess.run(["/usr/bin/python3", "-c", HARNESS, str(work)], capture_output=True, text=True,
+                             timeout=240,
                              preexec_fn=become_harness, cwd=Path(__file__).parents[2],
                              env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2])})
         held = int((work / "count").read_text())
