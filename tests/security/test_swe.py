@@ -150,6 +150,15 @@ def test_python_sigint_to_every_pytest(checkout):
     _assert_zero(judge(task, repo), check="fail_to_pass")
 
 
+def test_python_fork_bomb_at_import(checkout):
+    """Code under test forks until refused and keeps every child: the run ends, the verdict is the agent's."""
+    task, repo = checkout(PYTHON_TASK)
+    _plant(repo, "import os, time\nif not os.environ.get('ENVHUB_BOMBED'):\n    os.environ['ENVHUB_BOMBED'] = '1'\n"
+                 "    while True:\n        try:\n            if os.fork() == 0:\n                time.sleep(100000)\n"
+                 "        except OSError:\n            break\n")
+    _assert_zero(judge(task, repo), check="fail_to_pass")
+
+
 def test_javascript_noop_assert(checkout):
     """A module turns every function of node:assert and node:assert/strict into a no-op."""
     task, repo = checkout("swe/javascript/query-string")
