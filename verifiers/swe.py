@@ -36,6 +36,7 @@ import io
 import json
 import os
 import re
+import resource
 import shutil
 import signal
 import subprocess
@@ -285,16 +286,42 @@ def copy_repo(src: Path, dest: Path) -> None:
 JAIL_UID = 64123
 #: Writable scratch of a jailed run that is not one of its own folders (tools that ignore TMPDIR).
 JAIL_TMP_BYTES = 512 * 1024 * 1024
+#: Processes (tasks) the harness keeps for itself whatever the code under test forks.
+HARNESS_RESERVE = 32
+#: The jail's process cap where nothing caps the harness.
+JAIL_PROCESSES = 4096
 
 
 class JailError(RuntimeError):
     """The trusted harness could not start its jail (never the agent's doing)."""
 
 
+def jail_processes() -> int:
+    """The jail's own process cap: what caps the harness (its RLIMIT_NPROC, its cgroup's
+    pids.max) less `HARNESS_RESERVE`, so a fork bomb in the code under test cannot take the
+    processes the harness needs to end the run and read the report."""
+    caps = []
+    soft, _ = resource.getrlimit(resource.RLIMIT_NPROC)
+    if soft != resource.RLIM_INFINITY:
+        caps.append(soft)
+    for pids_max in ("/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"):  # cgroup v2, v1 (a container's)
+        try:
+            text = Path(pids_max).read_text().strip()
+        except OSError:
+            continue
+        if text.isdigit():
+            caps.append(int(text))
+    return max(8, min(caps) - HARNESS_RESERVE) if caps else JAIL_PROCESSES
+
+
 def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd: int) -> list[str]:
     """`command` in a bubblewrap jail: its own user (another uid), pid, net, ipc and uts
     namespaces, the whole file system read-only except `writable`, a private /tmp. From inside it
-    no process of the harness can be seen, so none can be signalled, traced or written to."""
+    no process of the harness can be seen, so none can be signalled, traced or written to.
+
+    Its RLIMIT_NPROC (`jail_processes`) is set inside its user namespace: the kernel counts
+    processes per user namespace and charges them to the parents too, so the jail's own count
+    stops at its cap while the harness keeps the rest of its own."""
     bwrap = shutil.which("bwrap", path=CLEAN_PATH)
     if not bwrap:
         raise JailError("bubblewrap (bwrap) is not installed")
@@ -305,14 +332,15 @@ def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd:
     for path in writable:
         argv += ["--bind", str(path), str(path)]
     return argv + ["--json-status-fd", str(status_fd), "--chdir", str(cwd), "--",
-                   "/bin/bash", "--noprofile", "--norc", "-c", command]
+                   "/bin/bash", "--noprofile", "--norc", "-c", f"ulimit -u {jail_processes()}\n{command}"]
 
 
 @lru_cache(maxsize=1)
 def jail_available() -> bool:
     """Whether this host lets the harness build the jail (user namespaces allowed): probed with
-    `true` before any of the agent's code runs, so the agent cannot influence the answer. Docker's
-    default seccomp profile forbids them (the docker sandbox backend): runs there are unjailed."""
+    `true` before any of the agent's code runs, so the agent cannot influence the answer. The
+    Docker backend's verifier containers allow them (`envhub/sandbox/docker/seccomp.py`); where nothing
+    does, runs are unjailed (`RunResult.jailed`)."""
     try:
         code, _, _ = _shell("true", cwd=Path("/"), env=dict(FIXED_ENV), timeout=30, jail=())
     except JailError:
@@ -510,8 +538,8 @@ def test_pass_to_pass() -> None:
 
 @check("report_integrity", kind="anti_hack")
 def test_report_integrity() -> None:
-    """The report is the runner's own: the planted tests have their true outcomes, and every test
-    is a graded or planted one, listed once."""
+    """The report is the runner's own: the planted tests have their true outcomes, and every
+    graded or planted test is listed exactly once (tests the agent added are ignored)."""
     g = grade()
     problem = g.run.problem()
     assert not problem, problem

@@ -3,9 +3,9 @@
 The verifier sandbox cannot run LibreOffice reliably, and cached spreadsheet values cannot be
 trusted, so export recalculates every workbook here, on the host, and writes the result to
 `.envhub/recalc/<path>` with a manifest of source hashes. A workbook that is unsafe or that
-LibreOffice refuses gets an `error` entry (the verifier fails the check that needs it); a
-workbook that runs LibreOffice past its deadline raises `AgentTimeout` (see `lo.py`); a
-LibreOffice crash or hang raises `EnvError` (env_error).
+LibreOffice refuses or that crashes it (`DocumentCrashed`) gets an `error` entry (the verifier
+fails the check that needs it); a workbook that runs LibreOffice past its deadline raises
+`AgentTimeout` (see `lo.py`); a hang or a crash a probe document shares raises `EnvError` (env_error).
 """
 
 from __future__ import annotations

@@ -12,8 +12,12 @@ When a call passes its deadline the worker's whole group is killed, and the caus
 if the office was computing (it used CPU during the deadline, not stopped or idle) and a fresh office on the
 same worker then recalculates a probe document, the agent's document is to blame: `AgentTimeout`
 (trainable, reward 0). If the office sat idle (hung, stopped) or the probe fails too, it is
-`EnvError` (the policy did not cause it, so it is never scored 0). A crash is `EnvError`; the next
-call starts a fresh office. A document LibreOffice merely refuses to open is `DocumentRejected`.
+`EnvError` (the policy did not cause it, so it is never scored 0). When the office dies under a
+call (a crash, an OOM kill), a fresh office on the same worker first recalculates the probe: if that
+fails too it is `EnvError`; if not, the document is tried once more on the fresh office, and a
+second crash is the document's (`DocumentCrashed`: the tool's `agent_error`, the verify's failed
+check), while a success means the first crash was not its doing. A document LibreOffice merely
+refuses to open is `DocumentRejected`.
 """
 
 from __future__ import annotations
@@ -71,7 +75,7 @@ def _group_cpu_s(pid: int | None) -> float:
     return total / tick
 
 
-def _probe(folder: Path) -> Path:
+def probe_document(folder: Path) -> Path:
     """A tiny workbook every healthy office recalculates at once."""
     p = folder / "probe.xlsx"
     if not p.is_file():
@@ -86,6 +90,10 @@ def _probe(folder: Path) -> Path:
 
 class DocumentRejected(ValueError):
     """LibreOffice could not open or convert this document (not an infrastructure fault)."""
+
+
+class DocumentCrashed(DocumentRejected):
+    """This document crashed LibreOffice twice while a probe document on a fresh office did not."""
 
 
 class LibreOffice:
@@ -176,50 +184,69 @@ class LibreOffice:
     # -- calls ---------------------------------------------------------------------------------
     def call(self, op: str, src: Path | None = None, dest: Path | None = None,
              deadline_s: float | None = None, **extra: object) -> None:
-        """Run one request; `EnvError` on a crash or hang, `DocumentRejected` on a bad document."""
+        """Run one request; `EnvError` on a hang or a crash that is the office's,
+        `DocumentRejected` on a bad document (`DocumentCrashed` on one that crashes the office)."""
         with self._lock:
-            if not self.alive:
-                self.kill()
-                self._start()
-            assert self.proc is not None and self.proc.stdin is not None
             req: dict[str, object] = {"op": op, **extra}
             if src is not None:
                 req["src"] = str(Path(src).resolve())
             if dest is not None:
                 req["dest"] = str(Path(dest).resolve())
             deadline = deadline_s or self.deadline_s
-            cpu0 = _group_cpu_s(self.proc.pid)
-            try:
-                self.proc.stdin.write((json.dumps(req) + "\n").encode())
-                self.proc.stdin.flush()
-            except (BrokenPipeError, OSError) as e:
-                self.kill()
-                raise EnvError(f"LibreOffice worker is gone: {e}") from e
-            try:
-                answer = self._read(deadline)
-            except _Deadline as e:
-                busy = _group_cpu_s(self.proc.pid) - cpu0 >= BUSY_SHARE * deadline
-                self.kill()
-                if busy and src is not None and self._probe_ok():
-                    raise AgentTimeout(
-                        f"LibreOffice worked on {Path(src).name} for {deadline:g}s without finishing; the call was "
-                        "abandoned (a probe document on the same worker recalculated fine, so the document is too "
-                        "expensive)") from e
-                raise
+            answer = self._attempt(req, deadline, src)
+            if isinstance(answer, EnvError):  # the office died under this request
+                if src is None or not self._probe_ok():
+                    raise EnvError(f"{answer}; a probe document on a fresh office failed too") from answer
+                # The fresh office is healthy: the same document once more tells a crash it causes
+                # from one that merely happened while it was open (a kill from outside).
+                again = self._attempt(req, deadline, src)
+                if isinstance(again, EnvError):
+                    self.kill()
+                    raise DocumentCrashed(
+                        f"LibreOffice crashed twice on {Path(src).name} ({again}), while a probe document on a "
+                        "fresh office recalculated fine: the document crashes LibreOffice") from again
+                answer = again
         if answer.get("ok"):
             return
-        if answer.get("fatal"):
-            with self._lock:
-                self.kill()
-            raise EnvError(f"LibreOffice crashed: {answer.get('error')}")
         raise DocumentRejected(str(answer.get("error", "LibreOffice refused the document")))
+
+    def _attempt(self, req: dict[str, object], deadline: float, src: Path | None) -> dict | EnvError:
+        """Send `req` and read the answer (the lock is held): the answer, or the `EnvError` of an
+        office that died under it (killed already). A deadline raises (`AgentTimeout` or `EnvError`)."""
+        if not self.alive:
+            self.kill()
+            self._start()
+        assert self.proc is not None and self.proc.stdin is not None
+        cpu0 = _group_cpu_s(self.proc.pid)
+        try:
+            self.proc.stdin.write((json.dumps(req) + "\n").encode())
+            self.proc.stdin.flush()
+            answer = self._read(deadline)
+        except _Deadline as e:
+            busy = _group_cpu_s(self.proc.pid) - cpu0 >= BUSY_SHARE * deadline
+            self.kill()
+            if busy and src is not None and self._probe_ok():
+                raise AgentTimeout(
+                    f"LibreOffice worked on {Path(src).name} for {deadline:g}s without finishing; the call was "
+                    "abandoned (a probe document on the same worker recalculated fine, so the document is too "
+                    "expensive)") from e
+            raise
+        except (BrokenPipeError, OSError) as e:
+            self.kill()
+            return EnvError(f"LibreOffice worker is gone: {e}")
+        except EnvError as e:  # exited or answered garbage (killed by `_read`)
+            return e
+        if answer.get("fatal"):
+            self.kill()
+            return EnvError(f"LibreOffice crashed: {answer.get('error')}")
+        return answer
 
     def _probe_ok(self) -> bool:
         """A fresh office on this worker recalculates the probe document (the lock is held)."""
         try:
             self._start()
             assert self.proc is not None and self.proc.stdin is not None
-            probe = _probe(self.root)
+            probe = probe_document(self.root)
             req = {"op": "recalc", "src": str(probe.resolve()), "dest": str((self.root / "probe-out.xlsx").resolve())}
             self.proc.stdin.write((json.dumps(req) + "\n").encode())
             self.proc.stdin.flush()

@@ -36,6 +36,15 @@ def props(**kw):
     return tuple(out)
 
 
+def responds(desktop):
+    """Whether the office still answers (a RuntimeException may leave it working or dead)."""
+    try:
+        desktop.getComponents()
+        return True
+    except Exception:
+        return False
+
+
 def reply(**kw):
     sys.stdout.write(json.dumps(kw) + "\n")
     sys.stdout.flush()
@@ -83,7 +92,10 @@ def main():
             handle(desktop, req)
             reply(ok=True)
         except Exception as e:
-            fatal = office.poll() is not None or type(e).__name__ in ("DisposedException", "RuntimeException")
+            # pyuno names exception types in full ("com.sun.star.lang.DisposedException")
+            kind = type(e).__name__.rsplit(".", 1)[-1]
+            fatal = office.poll() is not None or kind == "DisposedException" or (
+                kind == "RuntimeException" and not responds(desktop))
             reply(ok=False, fatal=fatal, error="%s: %s" % (type(e).__name__, str(e)[:500]))
             if fatal:
                 return 1

@@ -2,7 +2,8 @@
 
 Tools are plain functions in the server process (no sandbox: nothing the agent sends is
 executed). Every document is opened through `verifiers.office_safe`; a document that fails
-those checks, or a bad argument, is an `AgentError`. LibreOffice faults are `EnvError`.
+those checks, one that crashes LibreOffice, or a bad argument, is an `AgentError`; other LibreOffice
+faults are `EnvError` (`lo.py`).
 """
 
 from __future__ import annotations

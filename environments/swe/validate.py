@@ -37,11 +37,6 @@ from environments.swe.controls import CONTROLS
 from verifiers.swe import PASSED, RESULT_MARKER, PatchError, RunResult, apply_patch, is_protected
 
 MIN_P2P = 5
-#: Languages whose `forge-report` control forges a report the honeypots must expose (haskell's
-#: control has no load-time hook, so it only has to score 0).
-FORGES_CAUGHT_BY_HONEYPOTS = frozenset({
-    "c", "cpp", "csharp", "elixir", "erlang", "go", "java", "javascript", "lua", "ocaml", "perl", "php", "python",
-    "r", "ruby", "rust", "typescript"})
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -214,8 +209,8 @@ class SweValidator:
             await asyncio.to_thread(control, state, self.cfg, f2p + p2p)
             result = await self.runner.verify(self.task, state)
             ok = result.failure_class.value == "ok" and not result.passed and result.reward == 0.0
-            if name == "forge-report" and self.cfg.language in FORGES_CAUGHT_BY_HONEYPOTS:
-                # proof that the honeypots work here: the forged report itself is caught
+            if name == "forge-report":
+                # proof that the honeypots work in this language: the forged report itself is caught
                 ok = ok and any(c.id == "report_integrity" and not c.passed for c in result.checks)
             self.add(f"swe-control-{name}", ok, "" if ok else
                      f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "

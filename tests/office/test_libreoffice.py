@@ -1,5 +1,6 @@
-"""The warm LibreOffice: recalculation, PDF export, crash/hang → EnvError then a restart, and a
-document that computes past the deadline → AgentTimeout, without holding up other sessions."""
+"""The warm LibreOffice: recalculation, PDF export, a hang or a crash the probe shares → EnvError
+then a restart, a document that crashes it → DocumentCrashed, and a document that computes past
+the deadline → AgentTimeout, without holding up other sessions."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import time
 import openpyxl
 import pytest
 
-from environments.office.lo import DocumentRejected, OfficePool
+from environments.office.lo import DocumentCrashed, DocumentRejected, OfficePool
 from envhub.errors import AgentTimeout, EnvError
 
 
@@ -52,15 +53,69 @@ def test_a_document_it_cannot_open_is_not_an_env_error(office, tmp_path):
     assert office.restarts == 0
 
 
-def test_crash_is_env_error_and_it_restarts(office, tmp_path):
+class Crasher:
+    """Kills (SIGKILL) every office that holds one of `names` open, as a document that crashes
+    LibreOffice would (LibreOffice keeps the document open while it works on it)."""
+
+    def __init__(self, *names: str) -> None:
+        self.names = names
+        self.killed: set[int] = set()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.01):
+            for entry in os.listdir("/proc"):
+                if not entry.isdigit():
+                    continue
+                try:
+                    if open(f"/proc/{entry}/comm").read().strip() != "soffice.bin":
+                        continue
+                    held = [os.readlink(f"/proc/{entry}/fd/{fd}") for fd in os.listdir(f"/proc/{entry}/fd")]
+                    if any(h.endswith(n) for h in held for n in self.names):
+                        os.kill(int(entry), signal.SIGKILL)
+                        self.killed.add(int(entry))
+                except OSError:
+                    continue
+
+    def __enter__(self) -> Crasher:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def test_an_office_killed_from_outside_is_restarted_and_the_call_served(office, tmp_path):
+    """A crash the document did not cause (the office was killed between calls): a fresh office
+    recalculates the probe, then the same document, and the call succeeds."""
     src = _wb(tmp_path / "in.xlsx")
     office.recalc(src, tmp_path / "a.xlsx")
     os.kill(_soffice_bin(office), signal.SIGKILL)
     time.sleep(0.2)
-    with pytest.raises(EnvError):
-        office.recalc(src, tmp_path / "b.xlsx")
-    office.recalc(src, tmp_path / "c.xlsx")
-    assert (tmp_path / "c.xlsx").is_file() and office.restarts >= 1
+    office.recalc(src, tmp_path / "b.xlsx")
+    assert openpyxl.load_workbook(tmp_path / "b.xlsx", data_only=True).active["A3"].value == 42
+    assert office.restarts >= 1
+
+
+def test_a_document_that_crashes_the_office_is_the_documents_fault(office, tmp_path):
+    """It crashes a fresh office again while the probe recalculates fine: `DocumentCrashed` (a
+    `DocumentRejected`: the tool's agent_error, a failed check at verify), and the worker recovers."""
+    crash = _wb(tmp_path / "crash.xlsx")
+    with Crasher("crash.xlsx") as crasher, pytest.raises(DocumentCrashed, match="crashed twice on crash.xlsx"):
+        office.recalc(crash, tmp_path / "out.xlsx")
+    assert len(crasher.killed) == 2  # the first office, then the fresh one
+    office.recalc(_wb(tmp_path / "in.xlsx"), tmp_path / "ok.xlsx")
+    assert openpyxl.load_workbook(tmp_path / "ok.xlsx", data_only=True).active["A3"].value == 42
+
+
+def test_a_crash_is_env_error_when_the_probe_fails_too(office, tmp_path):
+    """An office that crashes on the probe document as well is broken: env_error, never the agent's."""
+    crash = _wb(tmp_path / "crash.xlsx")
+    with Crasher("crash.xlsx", "probe.xlsx"), pytest.raises(EnvError, match="probe document") as caught:
+        office.recalc(crash, tmp_path / "out.xlsx")
+    assert not isinstance(caught.value, DocumentRejected)
 
 
 def test_hang_is_env_error_after_the_deadline(office, tmp_path):
@@ -107,21 +162,21 @@ async def test_hung_office_at_verify_is_env_error_not_zero(hub):
     office.deadline_s = 60
 
 
-async def test_crashed_office_during_a_step_is_env_error(hub):
+async def test_a_document_that_crashes_the_office_in_a_step_and_at_verify_is_the_agents(hub):
+    """The agent's workbook crashes LibreOffice: the step is agent_error and the verify is `ok`
+    with reward 0 and a failed check that says why (trainable), not env_error."""
     from envhub.spec import ResetRequest, StepRequest
 
     m = hub.manager
     created = await m.create(ResetRequest(env="office", task_id="office/banking/t02-model"))
-    office = hub.families["office"].office()
-    await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
-        "path": "model.xlsx"}}))
-    os.kill(_soffice_bin(office.last), signal.SIGKILL)
-    time.sleep(0.3)
-    r = await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
-        "path": "model.xlsx"}}))
-    assert r.failure.value == "env_error" and not r.trainable
-    v = await m.verify(created.session_id)
-    assert v.failure_class.value == "env_error"
+    with Crasher("model.xlsx"):
+        r = await m.step(created.session_id, StepRequest(action={"tool": "xlsx_recalculate", "arguments": {
+            "path": "model.xlsx"}}))
+        assert r.failure.value == "agent_error" and r.trainable, r
+        assert "crashed twice on model.xlsx" in r.observation.text
+        v = await m.verify(created.session_id)
+    assert v.failure_class.value == "ok" and v.trainable and v.reward == 0.0, v
+    assert any("crashes LibreOffice" in c.message for c in v.checks if not c.passed), v.checks
 
 
 def bomb(path, n=3000):

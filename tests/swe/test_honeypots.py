@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import random
 import re
+import resource
+import shutil
 from pathlib import Path
 
 import pytest
 
 from envhub.tasks.model import Task
-from verifiers.swe import PASSED, jail_argv, jail_available, run_state
+from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available, run_state
 from verifiers.swe_honeypots import PLANTERS, Honeypot, check_report, plant
 from verifiers.swe_reports import Statuses, parse
 
@@ -30,7 +33,6 @@ def test_a_true_report_is_not_forged():
 @pytest.mark.parametrize(("statuses", "why"), [
     ({"t#must_fail": PASSED}, "must fail, is reported passed"),
     ({"t#must_pass": "failed"}, "must pass, is reported failed"),
-    ({"t#other": PASSED}, "the task does not have"),
 ])
 def test_forged_reports(statuses: dict[str, str], why: str):
     assert why in "; ".join(check_report(_statuses(**statuses), [], GRADED, HONEY))
@@ -40,6 +42,38 @@ def test_a_missing_honeypot_is_forgery():
     s = _statuses()
     del s["t#must_pass"]
     assert "missing from the report" in check_report(s, [], GRADED, HONEY)[0]
+
+
+def test_tests_the_agent_added_are_ignored():
+    """An honest agent that adds tests in unprotected paths, passing or not, is not a forger."""
+    assert check_report(_statuses(**{"u#new": PASSED, "u#wip": "failed", "v#a": PASSED}), [], GRADED, HONEY) == []
+
+
+def test_a_missing_required_test_is_forgery():
+    s = _statuses()
+    del s["t#b"]
+    assert "required test(s) missing from the report: 't#b'" in "; ".join(check_report(s, [], GRADED, HONEY))
+
+
+def test_an_added_test_cannot_shadow_a_required_one():
+    """A test of the same name in another class does not stand in for the required one; one that
+    reuses the required id makes it a duplicate (forged), and the failure is kept."""
+    s = _statuses(**{"u#a": PASSED})
+    del s["t#a"]
+    assert "missing from the report: 't#a'" in "; ".join(check_report(s, [], GRADED, HONEY))
+    xml = ('<testsuite><testcase classname="t" name="a"><failure/></testcase><testcase classname="t" name="b"/>'
+           '<testcase classname="t" name="a"/><testcase classname="t" name="must_pass"/>'
+           '<testcase classname="t" name="must_fail"><failure/></testcase></testsuite>')
+    s = parse("junit_xml", xml)
+    assert s["t#a"] == "failed"
+    assert "required test 't#a' is listed more than once" in "; ".join(check_report(s, s.duplicates, GRADED, HONEY))
+
+
+def test_an_added_test_listed_twice_is_ignored():
+    xml = '<testsuite><testcase classname="u" name="x"/><testcase classname="u" name="x"/></testsuite>'
+    s = parse("junit_xml", xml)
+    s.update(_statuses())
+    assert check_report(s, s.duplicates, GRADED, HONEY) == []
 
 
 def test_duplicates_are_counted_by_the_parsers_and_are_forgery():
@@ -102,3 +136,64 @@ def test_gold_run_keeps_honeypots_apart(python_task: Task, base_checkout: Path):
     honey = [Honeypot(i, p) for i, p in run.honeypots.items()]
     assert len(honey) == 2
     assert check_report(run.statuses, run.duplicates, tests["FAIL_TO_PASS"] + tests["PASS_TO_PASS"], honey) == []
+
+
+HARNESS = r"""
+import pathlib, subprocess, sys, threading, time
+from verifiers.swe import FIXED_ENV, _shell
+work = pathlib.Path(sys.argv[1])
+bomb = '''python3 -c "
+import os, time
+n = 0
+while n < 400:
+    try:
+        if os.fork() == 0:
+            time.sleep(300)
+            os._exit(0)
+    except OSError:
+        break
+    n += 1
+open('count', 'w').write(str(n))
+open('held', 'w').close()
+time.sleep(300)"'''
+jail = threading.Thread(target=_shell, args=(bomb,), daemon=True,
+                        kwargs=dict(cwd=work, env=dict(FIXED_ENV), timeout=300, jail=(work,)))
+jail.start()
+while jail.is_alive() and not (work / "held").exists():
+    time.sleep(0.1)
+try:
+    subprocess.run(["true"], check=True)
+    print("harness forked")
+except OSError as e:
+    print("harness starved:", e)
+"""
+
+
+@pytest.mark.skipif(not jail_available() or os.geteuid() != 0, reason="needs user namespaces and root (to pick a uid)")
+def test_a_fork_bomb_in_the_jail_leaves_the_harness_its_processes():
+    """The harness runs as a uid of its own under RLIMIT_NPROC, as in a verifier sandbox; the code
+    under test forks until it is refused and holds its processes: the jail stops at its own cap,
+    and the harness can still start a process."""
+    import subprocess
+    import tempfile
+
+    limit, uid = 96, 64999
+    work = Path(tempfile.mkdtemp(prefix="swe-bomb-"))
+    work.chmod(0o777)
+
+    def become_harness() -> None:
+        resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+
+    try:
+        out = subprocess.run(["/usr/bin/python3", "-c", HARNESS, str(work)], capture_output=True, text=True,
+                             timeout=240,
+                             preexec_fn=become_harness, cwd=Path(__file__).parents[2],
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2])})
+        held = int((work / "count").read_text())
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    assert "harness forked" in out.stdout, out.stdout + out.stderr
+    assert 20 < held <= limit - HARNESS_RESERVE, held

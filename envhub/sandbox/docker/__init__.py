@@ -3,7 +3,8 @@
 Same contract as the bubblewrap backend (`local.py`), with a container as the isolation unit.
 One module per concern: `settings` (`ENVHUB_DOCKER_*`), `engine` (the Engine API client),
 `cgroup` (host views of a container), `pool` (started containers, the warm pool), `sandbox` (one
-session's container) and `backend` (creating containers, `run_once`).
+session's container), `seccomp` (the verifier containers' profile) and `backend` (creating
+containers, `run_once`).
 
 - **Session sandboxes** are containers of `ENVHUB_DOCKER_IMAGE` with `--network none`, a memory
   cgroup limit (no swap), a pids limit, a CPU quota (the task's `cpus`, else `ENVHUB_DOCKER_CPUS`),
@@ -24,7 +25,8 @@ session's container) and `backend` (creating containers, `run_once`).
   state. Its result channel cannot be an inherited pipe, so it is a file in a fresh host folder
   bind-mounted at `/run/envhub-result` (mode 0700, root): the container starts as root, opens
   `fd 3` on that file, then drops to uid 1000 with `setpriv` (losing every capability) before
-  exec'ing the verifier. Only the verifier's inherited descriptor can write the result; the judged
+  exec'ing the verifier. Its seccomp profile (`seccomp`) allows the namespaces the SWE harness
+  jails the code under test in, which Docker's default forbids. Only the verifier's inherited descriptor can write the result; the judged
   state is a different, read-only mount, stdout is never parsed, and the folder is created per
   run and never shown to the agent. The caller gets the bytes as `ExecResult.result`.
 

@@ -36,6 +36,7 @@ from envhub.sandbox.docker.cgroup import Cgroup, ns_pid
 from envhub.sandbox.docker.engine import Engine
 from envhub.sandbox.docker.pool import Box, WarmPool
 from envhub.sandbox.docker.sandbox import DockerSandbox
+from envhub.sandbox.docker.seccomp import VERIFIER_HOST_CONFIG
 from envhub.sandbox.docker.settings import DockerSettings
 from envhub.sandbox.process import PATH, SHELL, base_env, children, chown_tree, copy_tree
 from envhub.sandbox.shell import Clip
@@ -108,10 +109,13 @@ class DockerBackend(SandboxBackend):
         }
 
     async def _create(self, cmd: list[str], limits: SandboxLimits, binds: list[tuple[str, str, bool]], *, user: str,
-                      workdir: str, env: dict[str, str], cap_add: Sequence[str] = ()) -> str:
+                      workdir: str, env: dict[str, str], cap_add: Sequence[str] = (),
+                      host_extra: dict[str, Any] | None = None) -> str:
         host = self._host_config(limits, binds)
         if cap_add:
             host["CapAdd"] = list(cap_add)
+        for key, value in (host_extra or {}).items():
+            host[key] = host.get(key, []) + value if key == "SecurityOpt" else value
         body = {"Image": self.cfg.image, "Cmd": cmd, "User": user, "WorkingDir": workdir, "Hostname": "sandbox",
                 "Env": [f"{k}={v}" for k, v in env.items()], "Labels": {LABEL: "1", f"{LABEL}.owner": self.owner},
                 "NetworkDisabled": True, "HostConfig": host}
@@ -244,7 +248,8 @@ class DockerBackend(SandboxBackend):
         opens = f"exec {RESULT_FD}>{RESULT_DIR}/result && " if result else ""
         script = f'{opens}exec setpriv --reuid={uid} --regid={uid} --clear-groups -- "$@"'
         cid = await self._create(["/bin/sh", "-c", script, "sh", *argv], spec.limits, binds, user="0:0",
-                                 workdir=spec.workdir, env=env, cap_add=("SETUID", "SETGID"))
+                                 workdir=spec.workdir, env=env, cap_add=("SETUID", "SETGID"),
+                                 host_extra=VERIFIER_HOST_CONFIG)  # the SWE harness jails the code under test
         started = time.monotonic()
         timed_out = False
         exit_code: int | None = None
