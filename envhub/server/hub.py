@@ -72,4 +72,5 @@ class Hub:
             await self.store.stop()  # after the sessions closed, so their last events are written
         for family in self.families.values():
             await family.shutdown()
+        await self.verifier.aclose()
         await self.backend.aclose()
