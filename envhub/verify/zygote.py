@@ -193,13 +193,22 @@ def _child(body, req: dict, result_fd: int, out_fd: int, failed: int = 70) -> No
 
 
 def serve(control: socket.socket) -> None:
+    import gc
     import importlib
 
-    for name in PRELOAD:  # imported once here, inherited by every fork
+    from _pytest.config import default_plugins
+
+    # Imported once here, inherited by every fork: pytest's own plugins too, or each verify
+    # imports its 30 of them again.
+    for name in (*PRELOAD, *(f"_pytest.{p}" for p in default_plugins)):
         try:
             importlib.import_module(name)
         except ImportError:
             pass
+    # Out of the collector's reach: pytest runs gc.collect() at exit, which would otherwise walk
+    # (and, by touching every object, copy) the whole inherited heap in each child.
+    gc.collect()
+    gc.freeze()
     control.send(b'{"ready": true}')
     while True:
         msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
