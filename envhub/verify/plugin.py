@@ -18,14 +18,17 @@ import time
 
 import pytest
 
-_FD = os.environ.pop("ENVHUB_RESULT_FD", None)
+_FD: str | None = None  # read at configure: the warm verifier imports this module before the fd exists
 _results: dict[str, dict] = {}
 _collect_errors: list[str] = []
 #: Wall-clock stamps of the run's phases (the runner turns them into `timings`).
-_phases: dict[str, float] = {"configure": time.time()}
+_phases: dict[str, float] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _FD
+    _FD = os.environ.pop("ENVHUB_RESULT_FD", None)
+    _phases["configure"] = time.time()
     config.addinivalue_line("markers", "check(id, kind, weight): declare a verifier check")
 
 

@@ -90,7 +90,7 @@ class VerifierRunner:
     def prepare(self) -> None:
         self._lib = runtime.sync_lib(self.settings.data_dir)
         if self._want_warm and self.warm is None and isinstance(self.backend, LocalBackend):
-            self.warm = WarmPool(self.backend, self.settings.data_dir, self._lib, VERIFY_ENV)
+            self.warm = WarmPool(self.backend, self.settings.data_dir, self._lib, VERIFY_ENV, PYTEST_ARGS)
 
     async def aclose(self) -> None:
         if self.warm is not None:

@@ -24,6 +24,7 @@ import socket
 import uuid
 from pathlib import Path
 
+from envhub.errors import Unavailable
 from envhub.sandbox.base import ExecResult, SandboxLimits, SandboxSpec
 from envhub.sandbox.local import UNLIMITED_MB, LocalBackend, _chown_tree
 from envhub.sandbox.shell import Clip
@@ -118,8 +119,10 @@ class Zygote:
 
 
 class WarmPool:
-    def __init__(self, backend: LocalBackend, data_dir: Path, lib: Path, env: dict[str, str]) -> None:
+    def __init__(self, backend: LocalBackend, data_dir: Path, lib: Path, env: dict[str, str],
+                 args: list[str]) -> None:
         self.backend = backend
+        self.args = args  # the pytest arguments each zygote parses once
         self.data_dir = data_dir
         self.lib = lib
         self.env = env
@@ -140,7 +143,10 @@ class WarmPool:
         self.count += 1
         try:
             return await self._start()
-        except Exception as e:  # noqa: BLE001 - any failure here means: judge cold
+        except Unavailable:  # no sandbox uid free right now: this one verify goes cold
+            self.count -= 1
+            return None
+        except Exception as e:  # noqa: BLE001 - any other failure here means: judge cold
             self.count -= 1
             self.disabled = True
             log.warning("the warm verifier cannot start here (%s); every verify takes the cold path", e)
@@ -192,7 +198,7 @@ class WarmPool:
         extra = ["--dev", "/verify/.dev"] + [a for cap in CAPS for a in ("--cap-add", cap)]
         try:
             proc, uid = await self.backend.start_service(
-                spec, [runtime.PYTHON, "-s", "-B", "-m", "envhub_zygote", str(child.fileno())],
+                spec, [runtime.PYTHON, "-s", "-B", "-m", "envhub_zygote", str(child.fileno()), json.dumps(self.args)],
                 extra=extra, pass_fds=(child.fileno(),))
         except BaseException:
             parent.close()

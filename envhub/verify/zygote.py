@@ -13,6 +13,8 @@ For each request on the control socket (one at a time) it forks:
     init     pid 1 of the new pid namespace: mounts its /proc, drops every capability, sets
              no_new_privs and the rlimits; reaps orphans until the verifier process ends
     pytest   stdout/stderr to the output pipe, the result pipe at fd 3, runs pytest in-process
+             on the configuration the zygote parsed once (plugins registered, arguments read;
+             `pytest_configure` and everything after it run in the child)
 
 A child is never reused and the zygote itself never runs a test, so no module state survives one
 verify into the next. The exit status goes back on the control socket; the result never does
@@ -30,6 +32,7 @@ import socket
 import struct
 import sys
 import traceback
+from typing import Any
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
 CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
@@ -171,7 +174,40 @@ def _pytest(req: dict, result_fd: int, out_fd: int) -> int:
     import pytest
 
     sys.argv = ["pytest", *req["args"]]
-    return int(pytest.main(req["args"]))
+    if _prepared is None or req["args"] != _prepared[0]:
+        return int(pytest.main(req["args"]))
+    # What pytest.main does after building the configuration, which the zygote built already.
+    config = _prepared[1]
+    os.environ["PYTEST_VERSION"] = pytest.__version__
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:  # as _prepareconfig leaves it: started, suspended (its files are this child's)
+        capture.start_global_capturing()
+        capture.suspend_global_capture()
+    try:
+        return int(config.hook.pytest_cmdline_main(config=config))
+    except pytest.UsageError as e:
+        sys.stderr.write(f"ERROR: {e}\n")
+        return int(pytest.ExitCode.USAGE_ERROR)
+    finally:
+        config._ensure_unconfigure()
+
+
+def _prepare(args: list[str]):
+    """pytest's configuration for `args`, built once (plugins registered, options parsed): a third
+    of a verify's pytest time. Only what precedes `pytest_configure` happens here; the capture
+    it starts is stopped so that no file it opened is shared with the children. None if pytest
+    refuses (each verify then runs `pytest.main`)."""
+    from _pytest.config import _prepareconfig
+
+    try:
+        config = _prepareconfig(list(args))
+    except Exception:  # noqa: BLE001 - the plain path still works
+        traceback.print_exc()
+        return None
+    capture = config.pluginmanager.getplugin("capturemanager")
+    if capture is not None:
+        capture.stop_global_capturing()
+    return (list(args), config)
 
 
 def _child(body, req: dict, result_fd: int, out_fd: int, failed: int = 70) -> None:
@@ -192,7 +228,11 @@ def _child(body, req: dict, result_fd: int, out_fd: int, failed: int = 70) -> No
         os._exit(code)
 
 
-def serve(control: socket.socket) -> None:
+_prepared: tuple[list[str], Any] | None = None
+
+
+def serve(control: socket.socket, args: list[str]) -> None:
+    global _prepared
     import gc
     import importlib
 
@@ -205,6 +245,7 @@ def serve(control: socket.socket) -> None:
             importlib.import_module(name)
         except ImportError:
             pass
+    _prepared = _prepare(args)
     # Out of the collector's reach: pytest runs gc.collect() at exit, which would otherwise walk
     # (and, by touching every object, copy) the whole inherited heap in each child.
     gc.collect()
@@ -228,4 +269,4 @@ def serve(control: socket.socket) -> None:
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])))
+    serve(socket.socket(fileno=int(sys.argv[1])), json.loads(sys.argv[2]))
