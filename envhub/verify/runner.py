@@ -144,7 +144,7 @@ class VerifierRunner:
                 await asyncio.to_thread(shutil.rmtree, scratch, True)
         finally:
             if zygote is not None and self.warm is not None:
-                self.warm.release(zygote, setup_failed=setup_failed)
+                await self.warm.release(zygote, setup_failed=setup_failed)
         assert run is not None
         warm = zygote is not None and not setup_failed
         timings = {"verify_s": round(time.monotonic() - started, 4),

@@ -57,10 +57,12 @@ class Zygote:
         self.uid = uid
         self.sock = sock
         self.spool = spool
+        self._killed = False
+        self._closed = False
 
     @property
     def alive(self) -> bool:
-        return self.proc.returncode is None
+        return not self._killed and self.proc.returncode is None
 
     async def run(self, folder: Path, *, args: list[str], env: dict[str, str], workdir: str, limits: SandboxLimits,
                   timeout_s: float, result_fd: int, max_output: int) -> ExecResult | None:
@@ -90,16 +92,19 @@ class Zygote:
             reply = await asyncio.wait_for(loop.sock_recv(self.sock, 4096), timeout=timeout_s)
         except TimeoutError:
             timed_out, reply = True, b""
-            await self.close()  # the verify's whole pid namespace dies with the zygote's
+            self.kill()
         except OSError:
             reply = b""
+        except BaseException:  # cancelled: a zygote whose child may still run is never used again
+            self.kill()
+            raise
         clip = await reader
         if timed_out:
             return ExecResult(exit_code=None, output=clip.text(), timed_out=True, truncated=clip.truncated,
                               elapsed_s=loop.time() - started)
         if not reply:
             log.warning("warm verifier zygote died (status %s); using the cold path", self.proc.returncode)
-            await self.close()
+            self.kill()
             return None
         code = json.loads(reply)["exit_code"]
         if code in SETUP_FAILED:
@@ -108,9 +113,19 @@ class Zygote:
         return ExecResult(exit_code=code, output=clip.text(), truncated=clip.truncated,
                           elapsed_s=loop.time() - started)
 
-    async def close(self) -> None:
+    def kill(self) -> None:
+        """End the zygote now; bwrap's --die-with-parent takes its pid namespace, with any verify
+        still running in it, down too. Its spool stays until `close` (a cold retry may use it)."""
+        self._killed = True
         with contextlib.suppress(ProcessLookupError):
-            os.kill(self.proc.pid, signal.SIGKILL)  # bwrap's --die-with-parent takes its namespace down
+            os.kill(self.proc.pid, signal.SIGKILL)
+
+    async def close(self) -> None:
+        """Kill, reap, give the uid back (once: it may be someone else's by then) and remove the spool."""
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
         with contextlib.suppress(ProcessLookupError):
             await self.proc.wait()
         self.sock.close()
@@ -151,21 +166,24 @@ class WarmPool:
             self.disabled = True
             log.warning("the warm verifier cannot start here (%s); every verify takes the cold path", e)
             return None
+        except BaseException:
+            self.count -= 1
+            raise
 
-    def release(self, z: Zygote, *, setup_failed: bool = False) -> None:
+    async def release(self, z: Zygote, *, setup_failed: bool = False) -> None:
         if setup_failed:
             self.setup_failures += 1
             if self.setup_failures >= MAX_SETUP_FAILURES:
                 self.disabled = True
                 log.warning("the warm verifier failed %d times in a row; every verify takes the cold path",
                             self.setup_failures)
+        else:
+            self.setup_failures = 0
         if z.alive:
             self.idle.append(z)
         else:
             self.count -= 1
-
-    def succeeded(self) -> None:
-        self.setup_failures = 0
+            await z.close()
 
     async def aclose(self) -> None:
         idle, self.idle = self.idle, []
@@ -213,13 +231,16 @@ class WarmPool:
             ready = await asyncio.wait_for(loop.sock_recv(parent, 4096), timeout=START_TIMEOUT_S)
             if not ready:
                 raise RuntimeError("the zygote exited at start")
-        except BaseException as e:
+        except Exception as e:
+            await z.close()
             output = b""
             if proc.stdout is not None:
                 with contextlib.suppress(Exception):
-                    await z.close()
                     output = await asyncio.wait_for(proc.stdout.read(4000), timeout=1)
-            raise RuntimeError(f"{e}: {output.decode(errors='replace')}") from e
+            raise RuntimeError(f"{e!r}: {output.decode(errors='replace')}") from e
+        except BaseException:  # cancelled while starting: end it before passing the cancellation on
+            await asyncio.shield(z.close())
+            raise
         return z
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 from collections.abc import AsyncIterator
@@ -151,6 +152,21 @@ async def test_a_timeout_ends_the_zygote_and_the_next_verify_is_warm_again(runne
     _, warm = runners
     slow = await judge(warm, tmp_path, "import time\n\ndef test_slow():\n    time.sleep(60)\n", {}, timeout=2)
     assert slow.failure_class is FailureClass.verifier_error and "timed out" in slow.detail
+    again = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
+    assert (again.reward, again.timings["verify_warm"]) == (1.0, 1.0)
+
+
+async def test_a_cancelled_verify_never_returns_its_zygote_to_the_pool(runners, tmp_path):
+    _, warm = runners
+    slow = asyncio.create_task(judge(warm, tmp_path, "import time\n\ndef test_slow():\n    time.sleep(60)\n", {}))
+    spools = Path(warm.settings.data_dir) / "verifier" / "warm"
+    while not list(spools.glob("spool-*/verify-*/state")):  # the verify is in its zygote
+        await asyncio.sleep(0.05)
+    await asyncio.sleep(0.5)
+    slow.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await slow
+    assert warm.warm.idle == [] and warm.warm.count == 0
     again = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
     assert (again.reward, again.timings["verify_warm"]) == (1.0, 1.0)
 
