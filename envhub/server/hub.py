@@ -14,6 +14,7 @@ from envhub.server.sessions import SessionManager
 from envhub.store import EpisodeStore
 from envhub.tasks.catalog import Catalog
 from envhub.verify.runner import VerifierRunner
+from envhub.verify.warm import enabled as warm_verify_enabled
 
 log = logging.getLogger("envhub.hub")
 
@@ -45,7 +46,7 @@ class Hub:
         families = family_registry.load(settings.families)
         catalog = Catalog(settings.tasks_dir)
         backend = make_backend(settings)
-        verifier = VerifierRunner(settings, backend)
+        verifier = VerifierRunner(settings, backend, warm=warm_verify_enabled())
         manager = SessionManager(settings, families, catalog, backend, verifier)
         store = None
         if settings.store_enabled:

@@ -35,7 +35,6 @@ from envhub.spec import CheckResult, VerifierRef, VerifyResult
 from envhub.tasks.model import Task
 from envhub.verify import runtime
 from envhub.verify.warm import WarmPool
-from envhub.verify.warm import enabled as warm_enabled
 
 GATE_KINDS = ("hard", "collateral", "anti_hack")
 QUALITY_WEIGHT = 0.3
@@ -79,13 +78,15 @@ def verdict(task: Task, *, failure: FailureClass, detail: str = "", checks: list
 
 
 class VerifierRunner:
-    def __init__(self, settings: Settings, backend: SandboxBackend, *, warm: bool | None = None) -> None:
+    def __init__(self, settings: Settings, backend: SandboxBackend, *, warm: bool = False) -> None:
+        """`warm`: keep zygotes (local backend only) until `aclose`; the hub's runner does, a
+        short-lived runner (one validation, one test) need not."""
         self.settings = settings
         self.backend = backend
         self._lib: Path | None = None
-        #: Zygotes that fork per verify (local backend only); None: every verify is cold.
+        #: Zygotes that fork per verify; None: every verify is cold.
         self.warm: WarmPool | None = None
-        self._want_warm = warm_enabled() if warm is None else warm
+        self._want_warm = warm
 
     def prepare(self) -> None:
         self._lib = runtime.sync_lib(self.settings.data_dir)

@@ -145,6 +145,7 @@ class WarmPool:
         self.count = 0
         self.setup_failures = 0
         self.disabled = False
+        self.closed = False
 
     async def acquire(self) -> Zygote | None:
         while self.idle:
@@ -153,7 +154,7 @@ class WarmPool:
                 return z
             await z.close()
             self.count -= 1
-        if self.disabled or self.count >= POOL_SIZE:
+        if self.disabled or self.closed or self.count >= POOL_SIZE:
             return None
         self.count += 1
         try:
@@ -179,13 +180,15 @@ class WarmPool:
                             self.setup_failures)
         else:
             self.setup_failures = 0
-        if z.alive:
+        if z.alive and not self.closed:
             self.idle.append(z)
         else:
             self.count -= 1
             await z.close()
 
     async def aclose(self) -> None:
+        """Close the idle zygotes now; busy ones close when their verify ends."""
+        self.closed = True
         idle, self.idle = self.idle, []
         for z in idle:
             await z.close()
