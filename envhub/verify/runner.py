@@ -93,6 +93,12 @@ class VerifierRunner:
         if self._want_warm and self.warm is None and isinstance(self.backend, LocalBackend):
             self.warm = WarmPool(self.backend, self.settings.data_dir, self._lib, VERIFY_ENV, PYTEST_ARGS)
 
+    async def warmed(self) -> bool:
+        """Wait until a zygote is ready (starting one if needed): whether the next verify is warm."""
+        if self._lib is None:
+            await asyncio.to_thread(self.prepare)
+        return self.warm is not None and await self.warm.ready()
+
     async def aclose(self) -> None:
         if self.warm is not None:
             await self.warm.aclose()

@@ -6,9 +6,10 @@ a fresh child per verify that enters new namespaces, mounts this verify's folder
 the cold runner's paths, drops every capability and applies the same rlimits. Each zygote serves
 one verify at a time, so RLIMIT_NPROC still bounds one verify; the pool holds up to `POOL_SIZE`.
 
-Only the local backend has zygotes. When none is free, none can start, or one fails before the
-tests run, the verify takes the cold path (`SandboxBackend.run_once`). `ENVHUB_WARM_VERIFY=0`
-turns the warm path off.
+Only the local backend has zygotes. They start in the background when a verify finds none free
+(that verify, like any verify while none is free or when one fails before the tests run, takes
+the cold path: `SandboxBackend.run_once`), so a one-off verify is never slower than a cold one.
+`ENVHUB_WARM_VERIFY=0` turns the warm path off.
 """
 
 from __future__ import annotations
@@ -146,30 +147,61 @@ class WarmPool:
         self.setup_failures = 0
         self.disabled = False
         self.closed = False
+        self._starting: set[asyncio.Task[None]] = set()
 
     async def acquire(self) -> Zygote | None:
-        while self.idle:
-            z = self.idle.pop()
-            if z.alive:
-                return z
-            await z.close()
-            self.count -= 1
+        """A started zygote, or None (judge cold): a verify never waits for one to start; it
+        starts one in the background for the verifies after it."""
+        await self._prune()
+        if self.idle:
+            return self.idle.pop()
+        self.grow()
+        return None
+
+    def grow(self) -> None:
+        """Start one more zygote in the background (up to POOL_SIZE)."""
         if self.disabled or self.closed or self.count >= POOL_SIZE:
-            return None
+            return
         self.count += 1
-        try:
-            return await self._start()
-        except Unavailable:  # no sandbox uid free right now: this one verify goes cold
+        task = asyncio.get_running_loop().create_task(self._grow())
+        self._starting.add(task)
+        task.add_done_callback(self._starting.discard)
+
+    async def ready(self) -> bool:
+        """Start a zygote if none is idle and wait for the starting ones: whether the next verify
+        will be warm (tests and benchmarks)."""
+        await self._prune()
+        if not self.idle:
+            self.grow()
+        while self._starting:
+            await asyncio.gather(*self._starting, return_exceptions=True)
+        return bool(self.idle)
+
+    async def _prune(self) -> None:
+        for z in [z for z in self.idle if not z.alive]:  # killed from outside since its last verify
+            self.idle.remove(z)
             self.count -= 1
-            return None
-        except Exception as e:  # noqa: BLE001 - any other failure here means: judge cold
+            await z.close()
+
+    async def _grow(self) -> None:
+        try:
+            z = await self._start()
+        except Unavailable:  # no sandbox uid free right now: try again at a later verify
+            self.count -= 1
+            return
+        except Exception as e:  # noqa: BLE001 - any other failure: every verify judges cold
             self.count -= 1
             self.disabled = True
             log.warning("the warm verifier cannot start here (%s); every verify takes the cold path", e)
-            return None
+            return
         except BaseException:
             self.count -= 1
             raise
+        if self.closed:
+            self.count -= 1
+            await z.close()
+        else:
+            self.idle.append(z)
 
     async def release(self, z: Zygote, *, setup_failed: bool = False) -> None:
         if setup_failed:
@@ -187,8 +219,11 @@ class WarmPool:
             await z.close()
 
     async def aclose(self) -> None:
-        """Close the idle zygotes now; busy ones close when their verify ends."""
+        """Close the idle and starting zygotes now; busy ones close when their verify ends."""
         self.closed = True
+        for task in list(self._starting):
+            task.cancel()
+        await asyncio.gather(*self._starting, return_exceptions=True)
         idle, self.idle = self.idle, []
         for z in idle:
             await z.close()

@@ -33,8 +33,11 @@ async def runners() -> AsyncIterator[tuple[VerifierRunner, VerifierRunner]]:
         await hub.stop()
 
 
-async def judge(runner: VerifierRunner, tmp_path: Path, body: str, files: dict[str, str], *, timeout: int = 30):
+async def judge(runner: VerifierRunner, tmp_path: Path, body: str, files: dict[str, str], *, timeout: int = 30,
+                wait_warm: bool = True):
     task = make_task(tmp_path / f"t{os.urandom(4).hex()}", body, verify_timeout=timeout)
+    if wait_warm:
+        await runner.warmed()  # a zygote ready (cold runners: nothing)
     folder = tmp_path / "states" / os.urandom(4).hex()
     folder.mkdir(parents=True)
     return await runner.verify(task, state(folder, files), [{"step": 1, "tool": "noop"}])
@@ -147,6 +150,16 @@ async def test_the_same_probe_passes_cold(runners, tmp_path):
     result = await judge(cold, tmp_path, body, {"f.txt": "x"})
     failed = {c.id: c.message for c in result.checks if not c.passed}
     assert result.failure_class is FailureClass.ok and not failed, (failed, result.detail)
+
+
+async def test_a_verify_never_waits_for_a_zygote_to_start(runners, tmp_path):
+    _, warm = runners
+    first = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"}, wait_warm=False)
+    assert (first.reward, first.timings["verify_warm"]) == (1.0, 0.0)  # cold, and one starts meanwhile
+    assert warm.warm is not None and warm.warm.count == 1
+    assert await warm.warmed()
+    second = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"}, wait_warm=False)
+    assert (second.reward, second.timings["verify_warm"]) == (1.0, 1.0)
 
 
 async def test_a_timeout_ends_the_zygote_and_the_next_verify_is_warm_again(runners, tmp_path):
