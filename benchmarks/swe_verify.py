@@ -7,6 +7,11 @@ and without the jail.
 
     .venv/bin/python benchmarks/swe_verify.py [-n 3] [--task swe/go/lru-evict ...] [--json]
 
+With `--split`, each task's gold state also goes through the verifier's phases one by one, timed
+(on the host, same code, same jail): restore (copy the state, restore protected paths), patch
+(the test patch and the honeypots), build, test, and parse (toolchain check, run set-up, report
+parsing); `verify_s` minus their sum is the verifier's own overhead (sandbox, Python, pytest).
+
 Compare with an older checkout by running the same script with that checkout first on
 PYTHONPATH (`PYTHONPATH=/path/to/old .venv/bin/python benchmarks/swe_verify.py`): it measures
 whatever `verifiers/` and `envhub/` it imports.
@@ -42,10 +47,39 @@ async def verify_gold(task: Task) -> tuple[float, float, str]:
         backend = make_backend(settings)
         started = time.monotonic()
         try:
-            result = await VerifierRunner(settings, backend).verify(task, d / "repo")
+            # Cold: a runner per run would pay a zygote's start; the build and tests dominate anyway.
+            result = await VerifierRunner(settings, backend, warm=False).verify(task, d / "repo")
         finally:
             await backend.aclose()
         return time.monotonic() - started, result.reward, result.failure_class.value
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def split(task: Task) -> dict[str, float]:
+    """Seconds per phase of one gold-state grade, done step by step as `swe.run_state` does it."""
+    settings = get_settings()
+    d = Path(tempfile.mkdtemp(prefix="bench-swe-", dir=settings.data_dir))
+    try:
+        clone_base(task, d / "gold")
+        shutil.rmtree(d / "gold" / ".git")
+        swe.apply_patch(d / "gold", task.solution_dir / "gold.patch")
+        cfg = swe.SweConfig.from_task_dir(task.path)
+        tests = task.path / "tests"
+        repo = d / "scratch" / "repo"
+        t0 = time.monotonic()
+        swe.copy_repo(d / "gold", repo)
+        swe.restore_protected(repo, cfg.protected_paths, tests / "protected.tar")
+        t1 = time.monotonic()
+        if (tests / "test.patch").is_file():
+            swe.apply_patch(repo, tests / "test.patch")
+        swe.swe_honeypots.plant(repo, cfg.language)
+        t2 = time.monotonic()
+        run = swe.run_suite(repo, cfg)
+        t3 = time.monotonic()
+        build, test = run.elapsed_s.get("build", 0.0), run.elapsed_s.get("test", 0.0)
+        return {"restore": round(t1 - t0, 3), "patch": round(t2 - t1, 3), "build": build, "test": test,
+                "parse": round(max(0.0, t3 - t2 - build - test), 3)}
     finally:
         shutil.rmtree(d, ignore_errors=True)
 
@@ -72,6 +106,7 @@ def main() -> None:
     ap.add_argument("-n", type=int, default=3)
     ap.add_argument("--task", action="append", default=[])
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--split", action="store_true", help="also time restore, patch, build, test, parse")
     args = ap.parse_args()
     ids = args.task or [f"swe/{d.name}/{sorted(x.name for x in d.iterdir())[0]}"
                         for d in sorted((REPO_ROOT / "tasks" / "swe").iterdir())]
@@ -81,8 +116,14 @@ def main() -> None:
         runs = [asyncio.run(verify_gold(task)) for _ in range(args.n)]
         rows.append({"task": task_id, "median_s": round(statistics.median(r[0] for r in runs), 2),
                      "rewards": [r[1] for r in runs], "classes": sorted({r[2] for r in runs})})
+        if args.split:
+            phases = [split(task) for _ in range(args.n)]
+            parts = {k: round(statistics.median(p[k] for p in phases), 3) for k in phases[0]}
+            parts["verifier"] = round(max(0.0, rows[-1]["median_s"] - sum(parts.values())), 3)
+            rows[-1]["split_s"] = parts
         if not args.json:
-            print(f"{task_id:40} {rows[-1]['median_s']:7.2f} s  rewards {rows[-1]['rewards']}", flush=True)
+            parts = "  ".join(f"{k} {v:.2f}" for k, v in rows[-1].get("split_s", {}).items())
+            print(f"{task_id:40} {rows[-1]['median_s']:7.2f} s  rewards {rows[-1]['rewards']}  {parts}", flush=True)
     cost = jail_cost(max(5, args.n * 5))
     if args.json:
         print(json.dumps({"verify": rows, "jail_s": cost, "code": str(Path(swe.__file__).parent.parent)}))

@@ -481,6 +481,28 @@ class LocalBackend(SandboxBackend):
         sandbox.watch_info(info_r)
         return sandbox
 
+    async def start_service(self, spec: SandboxSpec, argv: Sequence[str], *, extra: Sequence[str] = (),
+                            pass_fds: Sequence[int] = ()) -> tuple[asyncio.subprocess.Process, int]:
+        """A long-lived process in a sandbox of its own (the warm verifier's zygote): `spec.template`
+        is bound at /workspace as it is (no copy), `extra` are more bubblewrap options. Returns the
+        process and its uid; the caller gives the uid back with `release` once the process is gone."""
+        self.check()
+        if spec.template is None:
+            raise ValueError("start_service needs spec.template")
+        uid = self._take_uid()
+        try:
+            proc = await self._spawn([*self._argv(spec, spec.template), *extra, "--", *argv], uid, spec.limits,
+                                     pass_fds=pass_fds, stdin=asyncio.subprocess.DEVNULL)
+        except BaseException:
+            self.release(uid)
+            raise
+        return proc, uid
+
+    @property
+    def is_root(self) -> bool:
+        """Whether sandboxes get host uids of their own (files they must read are chowned to them)."""
+        return self._is_root
+
     async def run_once(self, spec: SandboxSpec, argv: Sequence[str], *, timeout_s: float, max_output: int = 64_000,
                        result: bool = False) -> ExecResult:
         """The result channel is a pipe: the program inherits its write end, the backend reads the

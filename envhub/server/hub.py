@@ -16,6 +16,7 @@ from envhub.server.sessions import SessionManager
 from envhub.store import EpisodeStore
 from envhub.tasks.catalog import Catalog
 from envhub.verify.runner import VerifierRunner
+from envhub.verify.warm import enabled as warm_verify_enabled
 
 log = logging.getLogger("envhub.hub")
 
@@ -52,7 +53,7 @@ class Hub:
         families = family_registry.load(settings.families)
         catalog = Catalog(settings.tasks_dir)
         backend = make_backend(settings)
-        verifier = VerifierRunner(settings, backend)
+        verifier = VerifierRunner(settings, backend, warm=warm_verify_enabled())
         manager = SessionManager(settings, families, catalog, backend, verifier)
         store = None
         if settings.store_enabled:
@@ -79,4 +80,5 @@ class Hub:
             await self.store.stop()  # after the sessions closed, so their last events are written
         for family in self.families.values():
             await family.shutdown()
+        await self.verifier.aclose()
         await self.backend.aclose()

@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
-_FD = os.environ.pop("ENVHUB_RESULT_FD", None)
+_FD: str | None = None  # read at configure: the warm verifier imports this module before the fd exists
 _results: dict[str, dict] = {}
 _collect_errors: list[str] = []
+#: Wall-clock stamps of the run's phases (the runner turns them into `timings`).
+_phases: dict[str, float] = {}
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    global _FD
+    _FD = os.environ.pop("ENVHUB_RESULT_FD", None)
+    _phases["configure"] = time.time()
     config.addinivalue_line("markers", "check(id, kind, weight): declare a verifier check")
 
 
@@ -66,6 +72,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         entry.update(outcome="skipped", message="skipped")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _phases["collected"] = time.time()
+
+
 def pytest_collectreport(report: pytest.CollectReport) -> None:
     if report.failed:
         _collect_errors.append(f"{report.nodeid}: {str(report.longrepr)[-2000:]}")
@@ -74,7 +84,8 @@ def pytest_collectreport(report: pytest.CollectReport) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if _FD is None:
         return
+    _phases["finished"] = time.time()
     payload = {"schema": "envhub-verifier/1", "checks": list(_results.values()),
-               "collect_errors": _collect_errors, "exitstatus": int(exitstatus)}
+               "collect_errors": _collect_errors, "exitstatus": int(exitstatus), "phases": _phases}
     with os.fdopen(int(_FD), "w") as f:
         json.dump(payload, f)

@@ -33,7 +33,9 @@ def site_dir(data_dir: Path) -> Path:
 def _lib_sha() -> str:
     from envhub.tasks.model import tree_sha256
 
-    return tree_sha256(REPO_ROOT / "verifiers")[:12] + tree_sha256(Path(__file__).with_name("plugin.py"))[:12]
+    here = Path(__file__)
+    return (tree_sha256(REPO_ROOT / "verifiers")[:12] + tree_sha256(here.with_name("plugin.py"))[:6]
+            + tree_sha256(here.with_name("zygote.py"))[:6])
 
 
 def install(data_dir: Path, *, quiet: bool = True) -> None:
@@ -78,6 +80,7 @@ def sync_lib(data_dir: Path) -> Path:
     shutil.copytree(REPO_ROOT / "verifiers", tmp / "verifiers",
                     ignore=shutil.ignore_patterns("__pycache__", "requirements.txt"))
     shutil.copy2(Path(__file__).with_name("plugin.py"), tmp / "envhub_result_plugin.py")
+    shutil.copy2(Path(__file__).with_name("zygote.py"), tmp / "envhub_zygote.py")
     (tmp / "pytest.ini").write_text("[pytest]\naddopts =\n")
     _compile(tmp)
     try:
