@@ -12,7 +12,7 @@ Inside the verifier sandbox:
     /verify/lib, /verify/site  the `verifiers` library, the result plugin and their packages
 
 No network, its own uid and rlimits, a wall-clock deadline. The result comes back through the
-backend's result channel (`run_once(result=True)`), never through a file the judged state could
+backend's result channel (`run_once(result=True)`; warm: a pipe from the zygote), never through a file the judged state could
 hold. A crash, a timeout or a missing or malformed result is a `verifier_error`; a check that
 raised `EnvFault` is an `env_error`.
 """
@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import tempfile
 import time

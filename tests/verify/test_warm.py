@@ -14,7 +14,7 @@ from envhub.errors import FailureClass
 from envhub.server.hub import Hub
 from envhub.verify.runner import VerifierRunner
 from tests.conftest import make_settings
-from tests.core.test_verify import PASSING, make_task, state
+from tests.verify.test_runner import PASSING, make_task, state
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the local backend's sandbox uids need root")
 
