@@ -257,8 +257,8 @@ class SessionManager:
                           skin=skin, owner=owner)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
-        metrics.SESSIONS.labels(family.name).inc()
-        metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
+        metrics.child(metrics.SESSIONS, family.name).inc()
+        metrics.child(metrics.LATENCY, "reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
         return SessionCreated(session_id=sid, env=family.name, observation=observation,
                               tools=[t.spec() for t in tools],
@@ -366,8 +366,8 @@ class SessionManager:
                  "observation": {"text": obs.text[:LOGGED_TEXT], "is_error": obs.is_error, "data": obs.data},
                  "failure": failure.value, "elapsed_s": round(elapsed, 6)}
         session.log.append(entry)
-        metrics.STEPS.labels(session.family.name, failure.value).inc()
-        metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
+        metrics.child(metrics.STEPS, session.family.name, failure.value).inc()
+        metrics.child(metrics.LATENCY, "step", session.family.name).observe(elapsed)
         self._notify("step_done", session, entry)
         return StepResult(observation=obs, reward=None, done=session.done, truncated=truncated, failure=failure,
                           trainable=failure.trainable, retryable=failure.retryable, step=session.step_count,
@@ -440,7 +440,7 @@ class SessionManager:
             return
         del self.sessions[session_id]
         session.closed = True
-        metrics.SESSIONS.labels(session.family.name).dec()
+        metrics.child(metrics.SESSIONS, session.family.name).dec()
         try:
             await asyncio.wait_for(session.env.close(), timeout=30)
         except Exception:
