@@ -15,7 +15,6 @@ import logging
 import os
 import shutil
 import time
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -82,7 +81,7 @@ class EpisodeObserver(Protocol):
     def session_closed(self, session: Session) -> None: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: thousands live at once; no per-instance __dict__
 class Session:
     id: str
     family: Family
@@ -104,7 +103,7 @@ class Session:
     skin: Skin | None = None
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    answers: OrderedDict[str, tuple[ToolCall, StepResult]] = field(default_factory=OrderedDict)
+    answers: dict[str, tuple[ToolCall, StepResult]] = field(default_factory=dict)  # oldest first
     owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
     log: list[dict[str, Any]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
@@ -292,7 +291,7 @@ class SessionManager:
             if key is not None:
                 session.answers[key] = (req.action, result)
                 while len(session.answers) > self.settings.idempotency_cache:
-                    session.answers.popitem(last=False)
+                    del session.answers[next(iter(session.answers))]
         session.touch()
         return result
 
