@@ -356,7 +356,7 @@ class Tool:
     params: dict[str, Param] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec.model_construct(name=self.name, description=self.description, input_schema=self._schema)
+        return ToolSpec(name=self.name, description=self.description, input_schema=self._schema)
 
     @cached_property
     def _schema(self) -> dict[str, Any]:

@@ -210,7 +210,8 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
     with engine.connect() as conn:
         rows = {r.id: r for r in conn.exec_driver_sql(
             "SELECT id, step_count, reset_s, ended_at FROM episodes").fetchall()}
-        steps = dict(conn.exec_driver_sql("SELECT episode_id, count(*) FROM episode_steps GROUP BY episode_id").fetchall())
+        steps = dict(conn.exec_driver_sql(
+            "SELECT episode_id, count(*) FROM episode_steps GROUP BY episode_id").fetchall())
     assert set(rows) == set(splits)
     for name in splits:
         assert (rows[name].step_count, rows[name].reset_s, steps[name]) == (3, 0.25, 3), name
