@@ -284,6 +284,7 @@ async def main() -> None:
                  "--env", "db", "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "8192"}, ep)
     try:
         url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
+        await throughput(envhub_loop, url, 8, 1.0, hub.pid)  # warm-up (lazy imports, caches, the store's schema)
         results["envhub"] = {
             "1 session": await throughput(envhub_loop, url, 1, args.seconds, hub.pid),
             "64 sessions": await throughput(envhub_loop, url, 64, args.seconds, hub.pid),
@@ -302,6 +303,7 @@ async def main() -> None:
                 "--log-level", "warning"], {}, op)
     try:
         url = f"ws://127.0.0.1:{op}/ws"
+        await throughput(openenv_loop, url, 8, 1.0, oe.pid)  # the same warm-up
         results["openenv"] = {
             "1 session": await throughput(openenv_loop, url, 1, args.seconds, oe.pid),
             "64 sessions": await throughput(openenv_loop, url, 64, args.seconds, oe.pid),

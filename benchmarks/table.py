@@ -2,8 +2,8 @@
 
     .venv/bin/python benchmarks/table.py [--full] [--no-write]
 
-Quick by default (a few minutes: `protocol.py --quick`, `verify.py --n 5`); `--full` runs the
-issue's sizes (8 s loads, 1,000 live terminal and 5,000 live db sessions, 20 verifies per family).
+Quick by default (`protocol.py --quick`, about 40 s on 2 cores; `verify.py --n 5`); `--full` runs
+the issue's sizes (8 s loads, 1,000 live terminal and 5,000 live db sessions, 20 verifies per family).
 Each figure is printed with its target; the table carries the date, the machine and its load
 average, because on a shared machine the absolute numbers move and only same-run ratios compare.
 `verify.py` rows are filled when that script is present, else marked "not run".
@@ -100,7 +100,7 @@ def table(p: dict | None, v: dict | None, full: bool) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--full", action="store_true", help="the issue's sizes (tens of minutes)")
+    ap.add_argument("--full", action="store_true", help="the issue's sizes (minutes)")
     ap.add_argument("--no-write", action="store_true", help="print the table, leave README.md as it is")
     args = ap.parse_args()
     p = run_json(["benchmarks/protocol.py", "--json", *([] if args.full else ["--quick"])])
