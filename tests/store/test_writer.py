@@ -216,3 +216,22 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
     for name in splits:
         assert (rows[name].step_count, rows[name].reset_s, steps[name]) == (3, 0.25, 3), name
         assert str(rows[name].ended_at).startswith("2026-12-01 06:01:00"), (name, rows[name].ended_at)
+
+
+def test_a_lone_surrogate_or_nul_is_stored_escaped_and_plain_text_as_is() -> None:
+    from envhub.store import events as ev
+
+    head = {"id": "e", "env": "echo", "task_id": "echo/say-done", "harness": "plain", "policy_version": None,
+            "created_at": "2026-12-01T06:00:00+00:00"}
+
+    def step(text: str) -> dict:
+        return ev.plain({"kind": "step", "episode": head, "entry": {
+            "step": 1, "action": {"tool": "echo", "arguments": {"message": text}},
+            "observation": {"text": text, "is_error": False, "data": {}}, "failure": "ok", "elapsed_s": 0.001}})
+
+    bad = step("a\ud800b\x00c")["entry"]
+    assert bad["observation"] == "a\\ud800b\\x00c"
+    assert "\\ud800" in bad["arguments"] and "\x00" not in bad["arguments"]
+    bad["observation"].encode("utf-8")  # storable anywhere
+    good = step("plain é ✓")["entry"]
+    assert good["observation"] == "plain é ✓" and "é ✓" in good["arguments"]
