@@ -11,8 +11,9 @@ up: install
 test: install
 	ENVHUB_SWE_REQUIRED=$${ENVHUB_SWE_LANGUAGES:-all} .venv/bin/python -m pytest -q
 
+# A few minutes; `make bench FULL=1` for the issue's sizes. Rewrites the table in benchmarks/README.md.
 bench:
-	.venv/bin/python benchmarks/protocol.py
+	.venv/bin/python benchmarks/table.py $(if $(FULL),--full,)
 
 security-table:  # run tests/security in full and write its table into docs/security.md
 	.venv/bin/python scripts/security_table.py

@@ -1,9 +1,13 @@
-"""Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus terminal sessions.
+"""Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus live terminal and db sessions.
 
 Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
-WebSocket (each client one session). Prints a side-by-side table and a `--json` line.
+WebSocket (each client one session); envhub serves with its episode store on. Besides pairs/s and
+latency it prints the server's CPU time per reset+step pair (user+system from /proc, threads
+included): on a shared, noisy machine that ratio moves far less than pairs/s. Prints a side-by-side
+table and a `--json` line.
 
-    .venv/bin/python benchmarks/protocol.py [--seconds 8] [--terminal-sessions 1000] [--json]
+    .venv/bin/python benchmarks/protocol.py [--quick] [--seconds 8] [--terminal-sessions 1000]
+                                            [--db-sessions 5000] [--json]
 """
 
 from __future__ import annotations
@@ -100,6 +104,19 @@ def children(pid: int) -> list[int]:
     return out
 
 
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process and its children so far (all threads)."""
+    total = 0.0
+    for p in [pid, *children(pid)]:
+        try:
+            with open(f"/proc/{p}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except FileNotFoundError:
+            pass
+    return total
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -139,11 +156,15 @@ async def openenv_loop(url: str, stop: float, lat: list[float]) -> int:
     return pairs
 
 
-async def throughput(loop, url: str, clients: int, seconds: float) -> dict[str, float]:
+async def throughput(loop, url: str, clients: int, seconds: float, pid: int) -> dict[str, float]:
     lat: list[float] = []
+    cpu0 = cpu_s(pid)
     stop = time.perf_counter() + seconds
     counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
-    return {"pairs_per_s": sum(counts) / seconds, "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99)}
+    await asyncio.sleep(0.5)  # the store's writer drains what these pairs produced: its CPU counts too
+    pairs = sum(counts)
+    return {"pairs_per_s": pairs / seconds, "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99),
+            "cpu_us_per_pair": (cpu_s(pid) - cpu0) * 1e6 / max(1, pairs)}
 
 
 async def idle_memory(kind: str, url: str, pid: int, sessions: int) -> float:
@@ -214,28 +235,64 @@ async def terminal_figures(base: str, sessions: int) -> dict[str, float]:
             "live_create_total_s": hold_s, "live_probe_ok": ok}
 
 
+async def db_figures(base: str, sessions: int, pid: int) -> dict[str, float]:
+    """Hold `sessions` live db sessions (a fresh SQLite database each); the server's RSS before and after."""
+    import aiohttp
+
+    before = rss_mb(pid)
+    live: list[str] = []
+    created: list[float] = []
+    async with aiohttp.ClientSession(headers=AUTH) as http:
+        for i in range(sessions):
+            t = time.perf_counter()
+            async with http.post(f"{base}/v1/sessions", json={"env": "db", "task_id": "db/bank/ask-balance-001"}) as r:
+                body = await r.json()
+            if r.status != 201:
+                print(f"db: stopped at {i} live sessions: {body}", file=sys.stderr)
+                break
+            created.append(time.perf_counter() - t)
+            live.append(body["session_id"])
+        after = rss_mb(pid)
+        ok = 0
+        for sid in live[:: max(1, len(live) // 20)]:
+            async with http.get(f"{base}/v1/sessions/{sid}") as r:
+                ok += r.status == 200
+        for sid in live:
+            async with http.delete(f"{base}/v1/sessions/{sid}"):
+                pass
+    return {"live_sessions": len(live), "create_p50_ms": pct(created, 0.5), "create_p99_ms": pct(created, 0.99),
+            "server_rss_mb_before": before, "server_rss_mb_live": after,
+            "kib_per_live_session": (after - before) * 1024 / max(1, len(live)), "live_probe_ok": ok}
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=8)
     ap.add_argument("--terminal-sessions", type=int, default=1000)
     ap.add_argument("--idle-sessions", type=int, default=200)
+    ap.add_argument("--db-sessions", type=int, default=5000)
+    ap.add_argument("--quick", action="store_true", help="a few minutes: 3 s loads, 100 terminal and 500 db sessions")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    if args.quick:
+        args.seconds, args.terminal_sessions, args.db_sessions = 3, 100, 500
     os.sched_setaffinity(0, {1})
     results: dict[str, dict] = {}
 
     ep = free_port()
     hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
-                 "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "4096"}, ep)
+                 "--env", "db", "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "8192"}, ep)
     try:
         url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
+        await throughput(envhub_loop, url, 8, 1.0, hub.pid)  # warm-up (lazy imports, caches, the store's schema)
         results["envhub"] = {
-            "1 session": await throughput(envhub_loop, url, 1, args.seconds),
-            "64 sessions": await throughput(envhub_loop, url, 64, args.seconds),
+            "1 session": await throughput(envhub_loop, url, 1, args.seconds, hub.pid),
+            "64 sessions": await throughput(envhub_loop, url, 64, args.seconds, hub.pid),
             "idle_kib_per_session": await idle_memory("envhub", url, hub.pid, args.idle_sessions),
         }
         results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
         results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
+        results["db"] = await db_figures(f"http://127.0.0.1:{ep}", args.db_sessions, hub.pid)
     finally:
         hub.kill()
 
@@ -246,9 +303,10 @@ async def main() -> None:
                 "--log-level", "warning"], {}, op)
     try:
         url = f"ws://127.0.0.1:{op}/ws"
+        await throughput(openenv_loop, url, 8, 1.0, oe.pid)  # the same warm-up
         results["openenv"] = {
-            "1 session": await throughput(openenv_loop, url, 1, args.seconds),
-            "64 sessions": await throughput(openenv_loop, url, 64, args.seconds),
+            "1 session": await throughput(openenv_loop, url, 1, args.seconds, oe.pid),
+            "64 sessions": await throughput(openenv_loop, url, 64, args.seconds, oe.pid),
             "idle_kib_per_session": await idle_memory("openenv", url, oe.pid, args.idle_sessions),
         }
     finally:
@@ -264,18 +322,21 @@ async def main() -> None:
     for col in ("", "envhub", "OpenEnv 0.10.0", "ratio"):
         t.add_column(col)
     for load in ("1 session", "64 sessions"):
-        for key, unit in (("pairs_per_s", "pairs/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms")):
+        for key, unit in (("pairs_per_s", "pairs/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"),
+                          ("cpu_us_per_pair", "server CPU µs/pair")):
             a, b = results["envhub"][load][key], results["openenv"][load][key]
             t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{a / b:.2f}x" if b else "-")
     a, b = results["envhub"]["idle_kib_per_session"], results["openenv"]["idle_kib_per_session"]
     t.add_row("idle memory KiB/session", f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}x" if b else "-")
     Console().print(t)
-    tt = Table(title="terminal sessions (bubblewrap sandbox + persistent bash)")
-    tt.add_column("figure")
-    tt.add_column("value")
-    for k, v in results["terminal"].items():
-        tt.add_row(k, f"{v:.2f}" if isinstance(v, float) else str(v))
-    Console().print(tt)
+    for key, title in (("terminal", "terminal sessions (bubblewrap sandbox + persistent bash)"),
+                       ("db", "live db sessions (a SQLite database each)")):
+        tt = Table(title=title)
+        tt.add_column("figure")
+        tt.add_column("value")
+        for k, v in results[key].items():
+            tt.add_row(k, f"{v:.2f}" if isinstance(v, float) else str(v))
+        Console().print(tt)
     print(json.dumps(results))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from functools import cache
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 from typing import ClassVar
 
 from envhub.errors import NotFound, RequestError
@@ -59,17 +59,28 @@ class Skin(ABC):
 
 
 @cache
+def _entry_points() -> dict[str, EntryPoint]:
+    # Scanning the installed distributions reads every package's metadata from disk: once per
+    # process, never per reset (it was most of a reset's time).
+    return {ep.name: ep for ep in entry_points(group=GROUP)}
+
+
 def registered() -> dict[str, str]:
     """Skin names → `module:Class` (nothing imported)."""
-    return {ep.name: ep.value for ep in entry_points(group=GROUP)}
+    return {name: ep.value for name, ep in _entry_points().items()}
+
+
+@cache
+def _skin_class(name: str) -> type[Skin]:
+    eps = _entry_points()
+    if name not in eps:
+        raise NotFound.for_name("harness", name, eps)
+    return eps[name].load()
 
 
 def make(name: str) -> Skin:
     """A fresh skin instance for one session."""
-    eps = {ep.name: ep for ep in entry_points(group=GROUP)}
-    if name not in eps:
-        raise NotFound.for_name("harness", name, eps)
-    return eps[name].load()()
+    return _skin_class(name)()
 
 
 def support(family: str, tool_names: set[str]) -> dict[str, str | None]:

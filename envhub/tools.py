@@ -20,6 +20,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -355,7 +356,12 @@ class Tool:
     params: dict[str, Param] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
-        return ToolSpec(name=self.name, description=self.description, input_schema=object_schema(self.params))
+        return ToolSpec(name=self.name, description=self.description, input_schema=self._schema)
+
+    @cached_property
+    def _schema(self) -> dict[str, Any]:
+        # Built once per declaration, not at every reset; shared by every spec of this tool: read-only.
+        return object_schema(self.params)
 
     def check(self, arguments: Any) -> dict[str, Any]:
         return check_object(self.params, arguments)

@@ -13,6 +13,8 @@ from typing import Any
 
 import orjson
 from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from pydantic_core import PydanticSerializationError
 
 from envhub.spec import escape_unencodable
 
@@ -27,6 +29,20 @@ def dumps(value: Any) -> bytes:
 def dumps_text(value: Any) -> str:
     """For WebSocket text frames."""
     return dumps(value).decode()
+
+
+def ok_frame(frame_id: Any, op: str | None, result: Any) -> str:
+    """A WebSocket success frame. A response model is serialised by pydantic straight to JSON (one
+    pass, the same text as `model_dump(mode="json")` then orjson); an unencodable string falls back
+    to the escaping path."""
+    if isinstance(result, BaseModel):
+        try:
+            data = result.model_dump_json(by_alias=True)
+        except PydanticSerializationError:
+            data = dumps_text(result.model_dump(mode="json", by_alias=True))
+    else:
+        data = dumps_text(result)
+    return f'{{"id":{dumps_text(frame_id)},"op":{dumps_text(op)},"ok":true,"data":{data}}}'
 
 
 class SafeJSONResponse(JSONResponse):

@@ -11,12 +11,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import functools
 import logging
 import os
 import shutil
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -83,7 +81,7 @@ class EpisodeObserver(Protocol):
     def session_closed(self, session: Session) -> None: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)  # slots: thousands live at once; no per-instance __dict__
 class Session:
     id: str
     family: Family
@@ -105,11 +103,16 @@ class Session:
     skin: Skin | None = None
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    answers: OrderedDict[str, tuple[ToolCall, StepResult]] = field(default_factory=OrderedDict)
+    answers: dict[str, tuple[ToolCall, StepResult]] = field(default_factory=dict)  # oldest first
     owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
+    header: EpisodeHeader = field(init=False)  # who ran what, carried by every store event
+
+    def __post_init__(self) -> None:
+        self.header = EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
+                                    policy_version=self.policy_version, created_at=self.created_at)
 
     @property
     def lease_expires_at(self) -> datetime:
@@ -118,11 +121,6 @@ class Session:
 
     def touch(self) -> None:
         self.last_used = time.monotonic()
-
-    @functools.cached_property
-    def header(self) -> EpisodeHeader:
-        return EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
-                             policy_version=self.policy_version, created_at=self.created_at)
 
 
 def _agent_error(e: AgentError) -> Observation:
@@ -263,8 +261,8 @@ class SessionManager:
                           skin=skin, owner=owner)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
-        metrics.SESSIONS.labels(family.name).inc()
-        metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
+        metrics.child(metrics.SESSIONS, family.name).inc()
+        metrics.child(metrics.LATENCY, "reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
         return SessionCreated(session_id=sid, env=family.name, observation=observation,
                               tools=[t.spec() for t in tools],
@@ -298,7 +296,7 @@ class SessionManager:
             if key is not None:
                 session.answers[key] = (req.action, result)
                 while len(session.answers) > self.settings.idempotency_cache:
-                    session.answers.popitem(last=False)
+                    del session.answers[next(iter(session.answers))]
         session.touch()
         return result
 
@@ -370,8 +368,8 @@ class SessionManager:
             session.done = True
         entry = StepEntry.record(session.step_count, action, obs, failure, elapsed)
         session.log.append(entry)
-        metrics.STEPS.labels(session.family.name, failure.value).inc()
-        metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
+        metrics.child(metrics.STEPS, session.family.name, failure.value).inc()
+        metrics.child(metrics.LATENCY, "step", session.family.name).observe(elapsed)
         self._notify("step_done", session, entry)
         return StepResult(observation=obs, reward=None, done=session.done, truncated=truncated, failure=failure,
                           trainable=failure.trainable, retryable=failure.retryable, step=session.step_count,
@@ -444,9 +442,10 @@ class SessionManager:
             return
         del self.sessions[session_id]
         session.closed = True
-        metrics.SESSIONS.labels(session.family.name).dec()
+        metrics.child(metrics.SESSIONS, session.family.name).dec()
         try:
-            await asyncio.wait_for(session.env.close(), timeout=30)
+            async with asyncio.timeout(30):  # no extra task per close, unlike wait_for
+                await session.env.close()
         except Exception:
             log.exception("session %s: close failed", session.id)
         if session.workdir.exists():

@@ -47,31 +47,39 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         headers.setdefault(h["id"], {"id": h["id"], "env": h["env"], "task_id": h["task_id"],
                                      "harness": h.get("harness") or "plain", "policy_version": h.get("policy_version"),
                                      "created_at": _ts(h["created_at"]), "step_count": 0, "detail": "",
-                                     "timings": {}, "reset_s": None})
+                                     "timings": {}, "reset_s": None, "ended_at": None})
         if e["kind"] == "created":
             headers[h["id"]]["reset_s"] = e.get("reset_s")
-    _insert(conn, EpisodeRow, list(headers.values()), ["id"])
     steps = [{"episode_id": e["episode"]["id"], "idx": e["entry"]["step"],
               **{k: v for k, v in e["entry"].items() if k != "step"}} for e in events if e["kind"] == "step"]
-    _insert(conn, StepRow, steps, ["episode_id", "idx"])
     last_step: dict[str, int] = {}
     for row in steps:
         last_step[row["episode_id"]] = max(last_step.get(row["episode_id"], 0), row["idx"])
+    closes = [{"eid": e["episode"]["id"], "at": _ts(e["at"]), "n": e["step_count"]} for e in events
+              if e["kind"] == "closed"]
+    # An episode whose `created` event is in this batch starts here: its row goes in with its step
+    # count and end already set, without updates. (If the row exists all the same, this batch is a
+    # retry of one that committed, and those updates would change nothing.)
+    born = {e["episode"]["id"] for e in events if e["kind"] == "created"}
+    for eid in born & last_step.keys():
+        headers[eid]["step_count"] = last_step.pop(eid)
+    for c in [c for c in closes if c["eid"] in born]:
+        row = headers[c["eid"]]
+        row["ended_at"], row["step_count"] = c["at"], max(row["step_count"], c["n"])
+        closes.remove(c)
+    _insert(conn, EpisodeRow, list(headers.values()), ["id"])
+    _insert(conn, StepRow, steps, ["episode_id", "idx"])
     # One executemany per kind of update, not one round trip per episode.
     _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid"),
                                                 EpisodeRow.step_count < bindparam("n"))
                  .values(step_count=bindparam("n")), [{"eid": eid, "n": n} for eid, n in last_step.items()])
-    _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid")).values(reset_s=bindparam("s")),
-                 [{"eid": e["episode"]["id"], "s": e["reset_s"]} for e in events
-                  if e["kind"] == "created" and e.get("reset_s") is not None])
     for e in events:
         if e["kind"] == "verified":
             _write_verdict(conn, e["episode"]["id"], e)
     larger = func.max if conn.dialect.name == "sqlite" else func.greatest
     _update_many(conn, update(EpisodeRow).where(EpisodeRow.id == bindparam("eid"))
                  .values(ended_at=bindparam("at"), step_count=larger(EpisodeRow.step_count, bindparam("n"))),
-                 [{"eid": e["episode"]["id"], "at": _ts(e["at"]), "n": e["step_count"]} for e in events
-                  if e["kind"] == "closed"])
+                 closes)
 
 
 def _update_many(conn: Connection, stmt: Any, params: list[dict[str, Any]]) -> None:

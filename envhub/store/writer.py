@@ -46,7 +46,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 class EpisodeWriter:
-    def __init__(self, engine: Engine, *, capacity: int = 100_000, batch_size: int = 500, linger_s: float = 0.05,
+    def __init__(self, engine: Engine, *, capacity: int = 100_000, batch_size: int = 500, linger_s: float = 0.2,
                  backoff_s: tuple[float, float] = (0.1, 5.0), spill_dir: Path | None = None) -> None:
         self.engine = engine
         self.capacity = capacity
@@ -87,8 +87,7 @@ class EpisodeWriter:
                           self.capacity, self.dropped)
             return
         self._buf.append(event)
-        self._gauge()
-        if self._wake is not None:
+        if self._wake is not None and not self._wake.is_set():
             self._wake.set()
 
     @property
@@ -149,6 +148,7 @@ class EpisodeWriter:
                 continue
             batch = [self._buf.popleft() for _ in range(min(self.batch_size, len(self._buf)))]
             self._inflight = batch
+            self._gauge()  # per batch, not per event: the serving path only appends
             try:
                 await asyncio.to_thread(self._write, batch)
             except Exception as exc:  # noqa: BLE001 - every failure is handled below
@@ -157,6 +157,7 @@ class EpisodeWriter:
                 if is_transient(exc):
                     self._buf.extendleft(reversed(batch))
                     self._inflight = []
+                    self._gauge()
                     self._failing(exc)
                     if self._stopping:
                         await asyncio.sleep(min(delay, 0.5))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
+from datetime import UTC, datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -169,3 +170,67 @@ async def test_results_are_kept_per_harness(data_dir: Path) -> None:
                                                                                       "mcp": (1, 0.0)}
         assert info.by_harness["mcp"].failure_classes == {"ok": 1}
         assert task_page(hub.registry, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
+
+
+def _header(eid: str):
+    from envhub.episode import EpisodeHeader
+
+    return EpisodeHeader(id=eid, env="echo", task_id="echo/say-done", harness="plain", policy_version=None,
+                         created_at=datetime(2026, 12, 1, 6, 0, tzinfo=UTC))
+
+
+def _entry(i: int, text: str):
+    from envhub.episode import StepEntry
+    from envhub.errors import FailureClass
+    from envhub.spec import Observation, ToolCall
+
+    return StepEntry.record(i, ToolCall(tool="echo", arguments={"message": text}), Observation(text=text),
+                            FailureClass.ok, 0.001)
+
+
+def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Path) -> None:
+    """A batch folds an episode born in it into one insert; split across batches, or a batch retried
+    after it committed, the row comes out the same."""
+    from envhub.store import events as ev
+    from envhub.store.db import create_schema, make_engine
+    from envhub.store.repo import write_events
+
+    def episode(eid: str) -> list[dict]:
+        h = _header(eid)
+        steps = [ev.plain({"kind": "step", "episode": h, "entry": _entry(i, "m")}) for i in (1, 2, 3)]
+        return [ev.plain(e) for e in ({"kind": "created", "episode": h, "reset_s": 0.25}, *steps,
+                                      {"kind": "closed", "episode": h, "at": "2026-12-01T06:01:00+00:00",
+                                       "step_count": 3})]
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    create_schema(engine)
+    splits = {"one": [slice(0, 5)], "each": [slice(i, i + 1) for i in range(5)], "halves": [slice(0, 2), slice(2, 5)],
+              "retried": [slice(0, 5), slice(0, 5)], "late close": [slice(0, 4), slice(4, 5)]}
+    for name, parts in splits.items():
+        events = episode(name)
+        for part in parts:
+            with engine.begin() as conn:
+                write_events(conn, events=events[part])
+    with engine.connect() as conn:
+        rows = {r.id: r for r in conn.exec_driver_sql(
+            "SELECT id, step_count, reset_s, ended_at FROM episodes").fetchall()}
+        steps = dict(conn.exec_driver_sql(
+            "SELECT episode_id, count(*) FROM episode_steps GROUP BY episode_id").fetchall())
+    assert set(rows) == set(splits)
+    for name in splits:
+        assert (rows[name].step_count, rows[name].reset_s, steps[name]) == (3, 0.25, 3), name
+        assert str(rows[name].ended_at).startswith("2026-12-01 06:01:00"), (name, rows[name].ended_at)
+
+
+def test_a_lone_surrogate_or_nul_is_stored_escaped_and_plain_text_as_is() -> None:
+    from envhub.store import events as ev
+
+    def step(text: str) -> dict:
+        return ev.plain({"kind": "step", "episode": _header("e"), "entry": _entry(1, text)})
+
+    bad = step("a\ud800b\x00c")["entry"]
+    assert bad["observation"] == "a\\ud800b\\x00c"
+    assert "\\ud800" in bad["arguments"] and "\x00" not in bad["arguments"]
+    bad["observation"].encode("utf-8")  # storable anywhere
+    good = step("plain é ✓")["entry"]
+    assert good["observation"] == "plain é ✓" and "é ✓" in good["arguments"]

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from envhub.errors import RequestError
 from envhub.server import frames
 from envhub.server.auth import Caller
-from envhub.server.encoding import dumps_text
+from envhub.server.encoding import dumps_text, ok_frame
 from envhub.server.problems import problem_for
 from envhub.server.sessions import SessionManager
 from envhub.spec import WsClose, WsFrame, WsReset, WsState, WsStep, WsVerify
@@ -72,8 +72,7 @@ async def sessions_ws(ws: WebSocket) -> None:
                     first = e.errors()[0]
                     raise RequestError(f"invalid frame at {'.'.join(map(str, first['loc']))}: {first['msg']}") from e
                 result = await _dispatch(manager, frame, opened, caller)
-                data = result.model_dump(mode="json", by_alias=True) if hasattr(result, "model_dump") else result
-                await ws.send_text(dumps_text({"id": frame_id, "op": op, "ok": True, "data": data}))
+                await ws.send_text(ok_frame(frame_id, op, result))
             except WebSocketDisconnect:
                 raise
             except Exception as exc:  # every fault becomes an error frame; the connection stays

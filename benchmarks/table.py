@@ -1,0 +1,121 @@
+"""`make bench`: run the benchmarks and rewrite the figures table in benchmarks/README.md.
+
+    .venv/bin/python benchmarks/table.py [--full] [--no-write]
+
+Quick by default (`protocol.py --quick`, about 40 s on 2 cores; `verify.py --n 5`); `--full` runs
+the issue's sizes (8 s loads, 1,000 live terminal and 5,000 live db sessions, 20 verifies per family).
+Each figure is printed with its target; the table carries the date, the machine and its load
+average, because on a shared machine the absolute numbers move and only same-run ratios compare.
+`verify.py` rows are filled when that script is present, else marked "not run".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+README = HERE / "README.md"
+START, END = "<!-- bench:start (written by benchmarks/table.py) -->", "<!-- bench:end -->"
+
+
+def run_json(args: list[str]) -> dict | None:
+    """The JSON a benchmark prints (its last line, or all of stdout); None if it failed."""
+    proc = subprocess.run([sys.executable, *args], cwd=HERE.parent, capture_output=True, text=True)
+    if proc.returncode != 0:
+        print(f"{' '.join(args)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}", file=sys.stderr)
+        return None
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def machine() -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")), platform.processor() or "unknown CPU")
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{os.cpu_count()} × {cpu}, {mem_gib:.0f} GiB, Python {platform.python_version()}"
+
+
+def fmt(v: float | None, digits: int = 0) -> str:
+    return "–" if v is None else f"{v:,.{digits}f}"
+
+
+def ratio(a: float | None, b: float | None) -> str:
+    return "–" if not a or not b else f"{a / b:.2f}×"
+
+
+def rows(p: dict | None, v: dict | None) -> list[tuple[str, str, str, str, str]]:
+    """(figure, envhub, OpenEnv 0.10.0, ratio, target)."""
+    out: list[tuple[str, str, str, str, str]] = []
+    if p is not None:
+        e, o = p["envhub"], p["openenv"]
+        for load in ("1 session", "64 sessions"):
+            a, b = e[load]["pairs_per_s"], o[load]["pairs_per_s"]
+            out.append((f"echo reset+step pairs/s, {load} (store on)", fmt(a), fmt(b), ratio(a, b), "≥ 2× OpenEnv"))
+            a, b = e[load]["cpu_us_per_pair"], o[load]["cpu_us_per_pair"]
+            out.append((f"server CPU µs per pair, {load}", fmt(a), fmt(b), ratio(a, b), "≤ 0.5× OpenEnv"))
+        a, b = e["64 sessions"]["p99_ms"], o["64 sessions"]["p99_ms"]
+        out.append(("p99 ms of a pair, 64 sessions", fmt(a, 1), fmt(b, 1), ratio(a, b), "≤ OpenEnv"))
+        a, b = e["idle_kib_per_session"], o["idle_kib_per_session"]
+        out.append(("idle memory KiB/session (RSS, a WS connection each)", fmt(a, 1), fmt(b, 1), ratio(a, b),
+                    "≤ 0.1× OpenEnv, ≤ 8 KiB"))
+        t, d = p["terminal"], p["db"]
+        out += [("terminal reset p50 ms", fmt(t["reset_p50_ms"], 1), "", "", "keep (23 ms)"),
+                ("terminal step p50 ms", fmt(t["step_p50_ms"], 1), "", "", "keep (1.4 ms)"),
+                (f"live terminal sessions held (probes ok / 20)", f"{t['live_sessions']} ({t['live_probe_ok']})",
+                 "", "", "1,000"),
+                ("terminal: server RSS MB after", fmt(t["server_rss_mb_after"]), "", "", ""),
+                (f"live db sessions held (probes ok / 20)", f"{d['live_sessions']} ({d['live_probe_ok']})",
+                 "", "", "5,000"),
+                ("db: server RSS MB with them live", fmt(d["server_rss_mb_live"]), "", "", ""),
+                ("db: KiB per live session", fmt(d["kib_per_live_session"], 1), "", "", ""),
+                ("db: reset p50 ms while filling", fmt(d["create_p50_ms"], 1), "", "", "")]
+    targets = {"terminal": "≤ 60 ms", "db": "≤ 60 ms", "office": "≤ 400 ms"}
+    for fam, target in targets.items():
+        try:
+            warm, cold = v[fam]["warm"]["verify"]["p50"], v[fam]["cold"]["verify"]["p50"]  # type: ignore[index]
+            out.append((f"verify p50 ms {fam} (warm; cold)", f"{warm} ({cold})", "", "", target))
+        except (TypeError, KeyError):
+            out.append((f"verify p50 ms {fam}", "not run (benchmarks/verify.py absent or failed)", "", "", target))
+    out.append(("SWE verify time split per language", "benchmarks/swe_verify.py (not run by make bench)", "", "", ""))
+    return out
+
+
+def table(p: dict | None, v: dict | None, full: bool) -> str:
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    head = (f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {'full' if full else 'quick'} run, {machine()}, "
+            f"load average after the run {load}. Servers on CPU 0, load generator on CPU 1.\n\n")
+    lines = ["| figure | envhub | OpenEnv 0.10.0 | ratio | target |", "|---|---|---|---|---|"]
+    lines += [f"| {' | '.join(r)} |" for r in rows(p, v)]
+    return head + "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--full", action="store_true", help="the issue's sizes (minutes)")
+    ap.add_argument("--no-write", action="store_true", help="print the table, leave README.md as it is")
+    args = ap.parse_args()
+    p = run_json(["benchmarks/protocol.py", "--json", *([] if args.full else ["--quick"])])
+    v = None
+    if (HERE / "verify.py").exists():
+        v = run_json(["benchmarks/verify.py", "--json", "--n", "20" if args.full else "5"])
+    text = table(p, v, args.full)
+    print(text)
+    if not args.no_write:
+        readme = README.read_text()
+        before, _, rest = readme.partition(START)
+        _, _, after = rest.partition(END)
+        README.write_text(f"{before}{START}\n{text}{END}{after}")
+        print(f"written to {README.relative_to(HERE.parent)}")
+
+
+if __name__ == "__main__":
+    main()
