@@ -23,6 +23,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from envhub.config import Settings, get_settings
+from envhub.ray.cli import app as ray_app
 
 app = typer.Typer(help="envhub: environments and verifiers for RL agents.", no_args_is_help=True)
 import_app = typer.Typer(help="Import tasks from other formats.", no_args_is_help=True)
@@ -810,6 +811,7 @@ def _mount_optional() -> None:
 
 
 _mount_optional()
+app.add_typer(ray_app, name="ray")
 
 
 def _usage_error(e: Exception) -> int:
