@@ -55,16 +55,15 @@ def up(env: Annotated[list[str], typer.Option("--env", help="Families to serve (
         raise typer.BadParameter("--max must be at least --min")
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     init_ray(address, num_cpus, object_store_mb, json.loads(node_resources) if node_resources else None)
-    # Replicas serve on the cluster's network without keys unless keys are configured (as in compose);
-    # sessions still belong to their caller's client token, and the entry point binds to loopback.
-    settings = {"auth": os.environ.get("ENVHUB_AUTH", "off")}
-    for name in ("api_keys", "public_reads", "sandbox", "db_family_url", "database_url"):
+    settings = {}  # what this shell sets for the replicas (PoolConfig's default: auth off)
+    for name in ("auth", "api_keys", "public_reads", "sandbox", "db_family_url", "database_url"):
         if f"ENVHUB_{name.upper()}" in os.environ:
             settings[name] = os.environ[f"ENVHUB_{name.upper()}"]
     config = PoolConfig(families=env or ["echo", "terminal"], min_replicas=min_replicas,
-                        max_replicas=max_replicas, max_sessions=max_sessions, settings=settings,
+                        max_replicas=max_replicas, max_sessions=max_sessions,
                         resources=json.loads(resources) if resources else {},
                         docker_sandbox=settings.get("sandbox") == "docker")
+    config.settings.update(settings)
     console.print(f"envhub on Ray: {', '.join(config.families)} → http://{host}:{port}", highlight=False)
     web.run_app(build_app(RayPool(config)), host=host, port=port, access_log=None, print=None)
 

@@ -76,8 +76,14 @@ class RayRouter(router.Router):
                               "unavailable", retry_after=1)
 
 
+#: The entry point's router, for whoever holds the app (tests, benchmarks).
+ROUTER = web.AppKey("router", RayRouter)
+
+
 def build_app(pool: RayPool) -> web.Application:
-    app = router.build_app(RayRouter(pool))
+    rr = RayRouter(pool)
+    app = router.build_app(rr)
+    app[ROUTER] = rr
 
     async def start_pool(app: web.Application) -> None:
         await pool.start()

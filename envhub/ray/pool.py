@@ -31,8 +31,11 @@ class PoolConfig:
     downscale_after_s: float = 10.0
     #: A replica not placed and started within this long is given up (e.g. no node has its resources).
     start_timeout_s: float = 120.0
-    #: Settings passed to every replica (ENVHUB_* names without the prefix, e.g. auth, api_keys).
-    settings: dict[str, Any] = field(default_factory=dict)
+    #: Settings passed to every replica (ENVHUB_* names without the prefix). Replicas serve the cluster's
+    #: network without keys unless keys are set (as compose's do); sessions still belong to their caller.
+    settings: dict[str, Any] = field(default_factory=lambda: {"auth": "off"})
+    #: After a replica fails to start, its family waits this long before the next try.
+    retry_start_after_s: float = 10.0
     resources: dict[str, dict[str, Any]] = field(default_factory=dict)
     docker_sandbox: bool = False
 
@@ -59,6 +62,7 @@ class RayPool:
         self.slots: dict[str, Slot] = {}
         self._ids = itertools.count(1)
         self._over_since: dict[str, float] = {}
+        self._failed_at: dict[str, float] = {}
         self._tasks: list[asyncio.Task[Any]] = []
         self._starting: set[asyncio.Task[Any]] = set()
         self.http: aiohttp.ClientSession | None = None
@@ -99,6 +103,7 @@ class RayPool:
             slot.url = await asyncio.wait_for(handle.address.remote(), self.config.start_timeout_s)
         except (asyncio.TimeoutError, ray.exceptions.RayError) as e:
             log.warning("replica %s did not start: %r", rid, e)
+            self._failed_at[family] = time.monotonic()
             self._mark_dead(slot, kill=True)
             return slot
         if slot.state == "starting":
@@ -181,6 +186,8 @@ class RayPool:
             have = len(live) + len(starting)
             if want > have:
                 self._over_since.pop(family, None)
+                if now - self._failed_at.get(family, -math.inf) < self.config.retry_start_after_s:
+                    continue
                 for _ in range(want - have):
                     self.add_soon(family)
             elif want < len(live) and not starting:
