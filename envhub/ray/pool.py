@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import logging
 import math
@@ -135,11 +136,18 @@ class RayPool:
             ray.kill(slot.handle, no_restart=True)
 
     # -- watching ---------------------------------------------------------------------------------------
-    async def confirm_dead(self, slot: Slot) -> bool:
-        """After a call to `slot` broke: is the replica gone (rather than one connection)? Checks now."""
-        if slot.state != "dead":
-            slot.refused = 2  # one more refusal settles it
+    async def confirm_dead(self, slot: Slot, within_s: float = 15.0) -> bool:
+        """After a call to `slot` broke: is the replica gone, rather than one connection? Its port
+        refusing settles it at once; a node that vanished (connections time out) is settled by Ray's
+        node health check (about 3 s with `HEALTH_CHECK`), which this waits for, up to `within_s`."""
+        deadline = time.monotonic() + within_s
+        while slot.state != "dead" and time.monotonic() < deadline:
+            slot.refused = max(slot.refused, 2)  # one more refusal settles it
             await self._check(slot)
+            if slot.refused == 0:
+                return False  # it answered: the replica is up
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(slot.dead.wait(), 1)
         return slot.state == "dead"
 
     async def _check(self, slot: Slot) -> None:
@@ -164,7 +172,7 @@ class RayPool:
             if slot.refused >= 3:
                 self._mark_dead(slot, kill=True)
         except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, KeyError):
-            pass  # a slow answer says nothing
+            slot.refused = max(slot.refused, 1)  # a slow answer says nothing either way
         if slot.state == "draining" and slot.active == 0:
             slot.state = "dead"  # drained: stopped on purpose, nothing lost
             ray.kill(slot.handle, no_restart=True)

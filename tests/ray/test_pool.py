@@ -17,6 +17,7 @@ ray = pytest.importorskip("ray")
 
 from aiohttp import web  # noqa: E402
 
+from envhub.ray.cli import HEALTH_CHECK  # noqa: E402
 from envhub.ray.entry import ROUTER, build_app  # noqa: E402
 from envhub.ray.pool import PoolConfig, RayPool  # noqa: E402
 from tests.conftest import free_port  # noqa: E402
@@ -53,7 +54,7 @@ class Entry:
 @pytest.fixture(scope="module")
 def entry() -> Iterator[Entry]:
     ray.init(num_cpus=2, object_store_memory=80 * 1024 * 1024, include_dashboard=False,
-             _system_config={"health_check_period_ms": 1000, "health_check_failure_threshold": 3},
+             _system_config=HEALTH_CHECK,
              log_to_driver=False)
     # echo: 1..2 replicas of 2 sessions (scales up when full, back down when idle);
     # terminal: a killed replica's sessions answer unavailable; the pool replaces it.
