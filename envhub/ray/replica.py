@@ -27,8 +27,10 @@ def actor_options(family: str, docker_sandbox: bool = False,
     resources = dict(spec.get("resources") or {})
     if docker_sandbox:
         resources["docker"] = resources.get("docker", 0) + 0.01
+    # SPREAD: a family's replicas go to different nodes where they can, so one lost node costs the
+    # fewest sessions and more nodes mean more CPUs per replica.
     opts: dict[str, Any] = {"num_cpus": spec["num_cpus"], "memory": int(spec["memory_mb"]) * 1024 * 1024,
-                            "max_restarts": 0, "max_concurrency": 4}
+                            "max_restarts": 0, "max_concurrency": 4, "scheduling_strategy": "SPREAD"}
     if resources:
         opts["resources"] = resources
     return opts
