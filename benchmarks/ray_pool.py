@@ -5,6 +5,8 @@ Each setup serves the terminal family with one replica per worker (Ray: `--min N
 over the N workers; compose: `--scale terminal=N`). `--clients` concurrent clients each loop
 `POST /v1/sessions` (a reset: task copy, bubblewrap sandbox, first observation) then `DELETE`, for
 `--seconds`; a warm-up round is not counted. Printed: sessions/s (reset+close pairs), reset p50/p99.
+With one replica the same load also goes straight to the replica (no proxy at all): the bound any
+standard proxy could reach, to weigh the router's own cost.
 
     .venv/bin/python benchmarks/ray_pool.py [--workers 1 2 3] [--clients 8] [--seconds 20] [--json]
 
@@ -108,6 +110,10 @@ def main() -> None:
                     "router", "terminal", env=env)
             wait_ready(url, n, "/router/replicas")
             rows.append(bench(f"compose router, {n} terminal replica(s)", url, args.clients, args.seconds))
+            if n == 1:
+                replica = httpx.get(url + "/router/replicas", timeout=5).json()
+                direct = next(r["url"] for r in replica if "terminal" in r["families"])
+                rows.append(bench("no proxy: straight to the 1 replica", direct, args.clients, args.seconds))
         finally:
             compose("compose.yaml", "envhub-bench", "down", "-t", "2", "--remove-orphans", env=env)
         env = {"ENVHUB_RAY_PORT": str(args.port), "ENVHUB_RAY_MIN": str(n), "ENVHUB_RAY_MAX": str(n),
