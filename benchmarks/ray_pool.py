@@ -89,7 +89,7 @@ async def load(url: str, clients: int, seconds: float) -> dict[str, Any]:
 def bench(name: str, url: str, clients: int, seconds: float) -> dict[str, Any]:
     asyncio.run(load(url, clients, min(5.0, seconds)))  # warm-up: first sandboxes, connections
     row = {"setup": name, **asyncio.run(load(url, clients, seconds))}
-    print(json.dumps(row), file=sys.stderr)
+    sys.stderr.write(json.dumps(row) + "\n")  # progress
     return row
 
 
@@ -125,12 +125,12 @@ def main() -> None:
         finally:
             compose("docker/ray/compose.yaml", "envhub-bench-ray", "down", "-t", "2", env=env)
     if args.json:
-        print(json.dumps(rows, indent=1))
+        sys.stdout.write(json.dumps(rows, indent=1) + "\n")
         return
-    print(f"{'setup':44} {'sessions/s':>10} {'reset p50 ms':>12} {'reset p99 ms':>12} {'resets':>7} {'503s':>5}")
-    for r in rows:
-        print(f"{r['setup']:44} {r['sessions_per_s']:>10} {r['reset_p50_ms']:>12} {r['reset_p99_ms']:>12} "
-              f"{r['resets']:>7} {r['refused']:>5}")
+    lines = [f"{'setup':44} {'sessions/s':>10} {'reset p50 ms':>12} {'reset p99 ms':>12} {'resets':>7} {'503s':>5}"]
+    lines += [f"{r['setup']:44} {r['sessions_per_s']:>10} {r['reset_p50_ms']:>12} {r['reset_p99_ms']:>12} "
+              f"{r['resets']:>7} {r['refused']:>5}" for r in rows]
+    sys.stdout.write("\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import sys
 from typing import Annotated
 
 import typer
@@ -15,7 +16,8 @@ app = typer.Typer(help="The environment pool on a Ray cluster (the `ray` extra: 
                   no_args_is_help=True)
 console = Console()
 
-#: Faster than Ray's defaults (a check every 5 s, 10 s timeout, 5 misses), so a lost node's sessions answer `unavailable` within seconds.
+#: Faster than Ray's defaults (a check every 5 s, 10 s timeout, 5 misses), so a lost node's sessions
+#: answer `unavailable` within seconds.
 HEALTH_CHECK = {"health_check_period_ms": 1000, "health_check_timeout_ms": 1000, "health_check_failure_threshold": 3}
 
 
@@ -33,7 +35,8 @@ def init_ray(address: str, num_cpus: float | None, object_store_mb: int, resourc
 
 
 @app.command()
-def up(env: Annotated[list[str], typer.Option("--env", help="Families to serve (repeat); default echo and terminal.")] = None,  # type: ignore
+def up(env: Annotated[list[str], typer.Option("--env", help="Families to serve (repeat); default echo, terminal.")]
+       = None,  # type: ignore
        address: str = typer.Option("auto", help='Ray cluster address; "local" starts a one-node cluster here.'),
        host: str = typer.Option("127.0.0.1", help="The entry point's bind address."),
        port: int = typer.Option(8080, help="The entry point's port."),
@@ -76,7 +79,7 @@ def status(url: str = typer.Option("http://127.0.0.1:8080", envvar="ENVHUB_URL",
 
     rows = httpx.get(f"{url}/ray/replicas", timeout=10).raise_for_status().json()
     if as_json:
-        print(json.dumps(rows))
+        sys.stdout.write(json.dumps(rows) + "\n")
         return
     table = Table("id", "family", "url", "state", "sessions")
     for r in rows:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
-import ray
 
+import ray
 from envhub.ray.replica import HubReplica, actor_options
 
 log = logging.getLogger("envhub.ray")
@@ -102,7 +102,7 @@ class RayPool:
         self.slots[rid] = slot
         try:
             slot.url = await asyncio.wait_for(handle.address.remote(), self.config.start_timeout_s)
-        except (asyncio.TimeoutError, ray.exceptions.RayError) as e:
+        except (TimeoutError, ray.exceptions.RayError) as e:
             log.warning("replica %s did not start: %r", rid, e)
             self._failed_at[family] = time.monotonic()
             self._mark_dead(slot, kill=True)
@@ -158,7 +158,7 @@ class RayPool:
         except ray.exceptions.RayActorError:
             self._mark_dead(slot)
             return
-        except (asyncio.TimeoutError, ray.exceptions.RayError):
+        except (TimeoutError, ray.exceptions.RayError):
             ok = True  # busy or slow: inconclusive
         if not ok:
             self._mark_dead(slot, kill=True)
@@ -171,7 +171,7 @@ class RayPool:
             slot.refused += 1
             if slot.refused >= 3:
                 self._mark_dead(slot, kill=True)
-        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, KeyError):
+        except (TimeoutError, aiohttp.ClientError, ValueError, KeyError):
             slot.refused = max(slot.refused, 1)  # a slow answer says nothing either way
         if slot.state == "draining" and slot.active == 0:
             slot.state = "dead"  # drained: stopped on purpose, nothing lost

@@ -47,9 +47,9 @@ class HubReplica:
     so killing the actor (or losing its node) ends the replica and every session it holds."""
 
     def __init__(self, families: list[str], max_sessions: int, settings: dict[str, Any] | None = None) -> None:
-        import ray
         import uvicorn
 
+        import ray
         from envhub.config import Settings
         from envhub.server.app import create_app
 

@@ -111,7 +111,8 @@ def test_episode_and_affinity(entry: Entry, http: httpx.Client) -> None:
         sids.append(r.json()["session_id"])
     for sid in sids:
         assert httpx.get(f"{owners(entry)[sid]}/v1/sessions/{sid}", headers=TOKEN).status_code == 200
-        step = http.post(f"/v1/sessions/{sid}/step", json={"action": {"tool": "echo", "arguments": {"message": "done"}}})
+        step = http.post(f"/v1/sessions/{sid}/step",
+                         json={"action": {"tool": "echo", "arguments": {"message": "done"}}})
         assert step.status_code == 200, step.text
         assert http.post(f"/v1/sessions/{sid}/verify").json()["reward"] == 1.0
     for sid in sids:
@@ -147,7 +148,8 @@ def test_full_replicas_scale_up_then_503_then_scale_down(entry: Entry, http: htt
     assert http.post("/v1/sessions", json={"env": "echo"}).status_code == 201
 
 
-def test_replica_death_answers_unavailable_and_new_sessions_land_elsewhere(entry: Entry, http: httpx.Client) -> None:
+def test_replica_death_answers_unavailable_and_new_sessions_land_elsewhere(entry: Entry,
+                                                                          http: httpx.Client) -> None:
     r = http.post("/v1/sessions", json={"env": "terminal", "task_id": "terminal/count-error-lines"})
     assert r.status_code == 201, r.text
     sid = r.json()["session_id"]
