@@ -11,6 +11,9 @@
 #             for fixed terminal tasks and a day-seeded draw of validated tasks from each family
 #   backend   `envhub validate` of a terminal sample and `envhub conformance` against a server with
 #             ENVHUB_SANDBOX=docker on this host, and the tests/docker suite (faults: killed replica, refusing engine, memory limit)
+#   ray       the pool on Ray (docker/ray): a head and two worker containers; conformance and a smoke
+#             of each served family through its entry point, then tests/docker/test_ray_pool.py
+#             (a worker killed mid-episode, a replica added and drained); torn down after
 #   down      tear the pool down
 # Exits non-zero when any phase fails. Needs root. Uses the repo's .venv for the envhub CLI.
 set -uo pipefail
@@ -91,6 +94,27 @@ backend() {
   return $rc
 }
 down() { "${COMPOSE[@]}" down -v --remove-orphans >/dev/null 2>&1; }
+ray_pool() {
+  local rc=0 rport=$((PORT + 2)) rurl
+  local ray_compose=(docker-compose -f docker/ray/compose.yaml -p envhub-ci-ray)
+  rurl="http://127.0.0.1:$rport"
+  docker/ray/build.sh || return 1
+  ENVHUB_RAY_PORT="$rport" ENVHUB_RAY_ENVS="--env echo --env terminal --env db" "${ray_compose[@]}" up -d || return 1
+  for _ in $(seq 150); do  # every family live (slow nodes: Ray's agents take a while on 2 cores)
+    curl -fsS "$rurl/ray/replicas" 2>/dev/null | "$PY" -c "
+import json, sys
+sys.exit(0 if len({r['family'] for r in json.load(sys.stdin) if r['state'] == 'live'}) == 3 else 1)" 2>/dev/null && break
+    sleep 2
+  done
+  "$ENVHUB" conformance "$rurl" || rc=1
+  for fam in echo terminal db; do
+    "$ENVHUB" smoke --env "$fam" --per-family 1 --seed "$(date +%j)" --url "$rurl" || rc=1
+  done
+  ENVHUB_TEST_RAY_URL="$rurl" ENVHUB_TEST_RAY_PROJECT=envhub-ci-ray "$PY" -m pytest -q tests/docker/test_ray_pool.py || rc=1
+  ((rc == 0)) || "${ray_compose[@]}" logs --tail 40 head
+  "${ray_compose[@]}" down -v --remove-orphans >/dev/null 2>&1
+  return $rc
+}
 
 phase engine engine || { summary; exit 1; }
 phase base base
@@ -101,5 +125,6 @@ if ((FAILED == 0)); then
   phase backend backend
 fi
 phase down down
+((FAILED == 0)) && phase ray ray_pool
 summary
 exit $FAILED

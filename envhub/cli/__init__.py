@@ -7,6 +7,7 @@ imports this package.
     episodes.py    episodes, run, smoke
     validation.py  validate
     families.py    each family's own commands (`envhub <family> ...`) and their old names, on first need
+    (envhub/ray/cli.py: `envhub ray ...`, the pool on Ray, lives with the Ray code)
 """
 
 from __future__ import annotations
@@ -17,6 +18,9 @@ import typer
 # Each module registers its commands, in the order `envhub --help` lists them (families follow).
 from envhub.cli import server, tasks, episodes, validation  # noqa: F401, I001
 from envhub.cli._shared import app, console
+from envhub.ray.cli import app as ray_app
+
+app.add_typer(ray_app, name="ray")  # `envhub ray up|status`: the pool on a Ray cluster (the `ray` extra)
 
 __all__ = ["app", "main"]
 

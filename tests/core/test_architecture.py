@@ -27,7 +27,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("envhub.server",),
     ("envhub.validate", "envhub.conformance", "envhub.rl"),  # drive a hub or a server
     ("envhub.server.app", "envhub.server.thread"),  # the composition root (mounts the API and the web pages) and its in-thread launcher
-    ("envhub.cli",),
+    ("envhub.cli", "envhub.ray"),  # the command line, and the pool on Ray (replicas serve in a thread)
 ]
 #: Packages the core must never import: families are found through entry points.
 FORBIDDEN = ("environments", "harnesses")
