@@ -17,8 +17,9 @@ from pathlib import Path
 import httpx
 import pytest
 
+from envhub.server.thread import serve_in_thread
 from environments.office import family
-from tests.conftest import LiveServer, make_settings
+from tests.conftest import make_settings
 
 TASK = "office/banking/t02-model"
 
@@ -39,7 +40,7 @@ def no_libreoffice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
 
 
 def test_every_view_names_the_missing_libreoffice_and_a_reset_is_503(no_libreoffice: str):
-    with LiveServer(make_settings(families=["office"])) as server:
+    with serve_in_thread(make_settings(families=["office"])) as server:
         http = httpx.Client(base_url=server.url, timeout=60)
         env = http.get("/v1/envs/office").json()
         assert env["availability"] == "unavailable" and env["unavailable_tasks"] == env["task_count"] > 0

@@ -20,7 +20,7 @@ from aiohttp import web  # noqa: E402
 from envhub.ray.cli import HEALTH_CHECK  # noqa: E402
 from envhub.ray.entry import ROUTER, build_app  # noqa: E402
 from envhub.ray.pool import PoolConfig, RayPool  # noqa: E402
-from tests.conftest import free_port  # noqa: E402
+from envhub.server.thread import free_port  # noqa: E402
 
 TOKEN = {"Authorization": "Bearer ray-pool-test-client-token"}
 
