@@ -55,7 +55,8 @@ SANDBOX_UID = 1000  # what the agent sees inside
 #: Host folders some Debian toolchains need read-only beside /usr and /etc (GHC's package
 #: database: /usr/lib/ghc/package.conf.d links to /var/lib/ghc).
 TOOLCHAIN_STATE = ("/var/lib/ghc",)
-#: Where servers claim sandbox uids (flock per uid file): one folder for the whole host.
+#: Where servers claim sandbox uids (flock per uid file): one folder for the whole host. Uids are the
+#: kernel's: a root server in a container binds this folder from the host (docker/ray/compose.yaml).
 UID_LOCKS = Path("/run/lock/envhub-uids")
 #: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
 #: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).

@@ -7,14 +7,21 @@ ENVHUB_TEST_RAY_URL (compose project in ENVHUB_TEST_RAY_PROJECT); skips without.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import shutil
+import tempfile
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 
+from envhub.config import get_settings
+from envhub.sandbox.base import SandboxSpec
+from envhub.sandbox.local import LocalBackend
 from tests.docker.conftest import docker
 
 URL = os.environ.get("ENVHUB_TEST_RAY_URL")
@@ -112,3 +119,28 @@ def test_replica_added_and_removed(http: httpx.Client) -> None:
         assert http.delete(f"/v1/sessions/{s.json()['session_id']}").status_code == 204
     wait_for(lambda: next(r for r in table(http) if r["id"] == rid)["state"] == "dead", "the replica drained")
     assert http.delete(f"/ray/replicas/{rid}").status_code == 404
+
+
+def test_host_server_spares_node_sandboxes(http: httpx.Client) -> None:
+    """A root server on the host kills, at its first sandbox, the processes of sandbox uids no live
+    server holds (a dead server's orphans). The host sees every node's processes, so the nodes must
+    hold their uids in the host's lock folder, or their live sandboxes die (verifiers: exit -9)."""
+    if os.geteuid() != 0:
+        pytest.skip("only a root server gives sandboxes uids of their own (and sweeps them)")
+    wait_for(lambda: live(http, "terminal"), "a terminal replica")
+    r = http.post("/v1/sessions", json={"env": "terminal", "task_id": "terminal/count-error-lines"})
+    assert r.status_code == 201, r.text
+    sid = r.json()["session_id"]
+    step = {"action": {"tool": "bash", "arguments": {"command": "echo al''ive"}}}
+    assert "alive" in http.post(f"/v1/sessions/{sid}/step", json=step).text  # its shell is up
+    state = Path(tempfile.mkdtemp(prefix="envhub-state-", dir="/var/tmp"))  # reachable by the sandbox uid
+    try:
+        state.chmod(0o755)
+        backend = LocalBackend(get_settings().data_dir / "sandboxes")
+        host_run = backend.run_once(SandboxSpec(template=state), ["true"], timeout_s=60)
+        assert asyncio.run(host_run).exit_code == 0  # the host server's first sandbox: it swept
+    finally:
+        shutil.rmtree(state)
+    after = http.post(f"/v1/sessions/{sid}/step", json=step)
+    assert after.status_code == 200 and "alive" in after.text, after.text
+    assert http.delete(f"/v1/sessions/{sid}").status_code == 204
