@@ -12,7 +12,9 @@
 # machine where we are root: bubblewrap needs user namespaces and a fresh /proc; --privileged is
 # refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port). Where the
 # network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's own
-# ca-certificates are what `make up` installs. Before the timed part the "machine" gets what cloning
+# ca-certificates are what `make up` installs. The host's sandbox-uid lock folder is bound in, as for
+# any root server in a container (envhub/sandbox/local.py UID_LOCKS): the kernel's uids are shared,
+# and a host server's orphan sweep would otherwise kill the container's live sandboxes. Before the timed part the "machine" gets what cloning
 # and typing `make` presuppose: git and make (timed apart as "preparation").
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,7 +31,8 @@ git clone -q . "$OUT/envhub"  # committed files only, as a fresh clone has
 trap '"$DOCKER" rm -f "$NAME" >/dev/null 2>&1 || true' EXIT
 "$DOCKER" run -d --name "$NAME" --network host --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
   --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
-  -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro "$IMAGE" sleep infinity >/dev/null
+  -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro \
+  -v /run/lock/envhub-uids:/run/lock/envhub-uids "$IMAGE" sleep infinity >/dev/null
 "$DOCKER" cp "$OUT/envhub" "$NAME:/root/envhub"
 in_box() { "$DOCKER" exec -e DEBIAN_FRONTEND=noninteractive -e PIP_CERT=/etc/envhub-host-ca.crt \
              -e ENVHUB_PORT="$PORT" -e COLUMNS=160 ${ENVHUB_SWE_LANGUAGES:+-e ENVHUB_SWE_LANGUAGES="$ENVHUB_SWE_LANGUAGES"} \
