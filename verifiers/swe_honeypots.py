@@ -155,7 +155,8 @@ def _lua(repo: Path, rel: str, text: str, c: _Case) -> tuple[str, str]:
     first, rest = c.words[0], " ".join(c.words[1:])
     new = _append(text, f'describe("{rest}", function()\n  it("{first}", function()\n'
                         f"    assert.are.equal({c.total}, {c.plus()})\n  end)\nend)\n")
-    line = new.split("\n").index(f'  it("{first}", function()') + 1
+    lines = new.split("\n")  # busted names a test by its `it(` line: the one just appended, the last of
+    line = len(lines) - lines[::-1].index(f'  it("{first}", function()')  # its text (the other case may share the verb)
     return new, f"{rel}:{line}#{rest} {first}"
 
 

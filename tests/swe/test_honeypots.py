@@ -13,7 +13,7 @@ import pytest
 
 from envhub.tasks.model import Task
 from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available, run_state
-from verifiers.swe_honeypots import PLANTERS, Honeypot, check_report, plant
+from verifiers.swe_honeypots import PLANTERS, Honeypot, _Case, check_report, plant
 from verifiers.swe_reports import Statuses, parse
 
 from .conftest import SWE_TASKS
@@ -86,6 +86,19 @@ def test_duplicates_are_counted_by_the_parsers_and_are_forgery():
 
 def test_every_language_has_a_planter():
     assert sorted(PLANTERS) == sorted(d.name for d in SWE_TASKS.iterdir() if d.is_dir())
+
+
+def test_a_lua_honeypot_is_named_by_its_own_line_when_the_verb_repeats(tmp_path: Path):
+    """busted names a test `file:line#describe it`: the second of two cases sharing a verb (or a
+    spec that already has that `it`) must still point at its own line (it once pointed at the first:
+    a true report then looked forged, about one lua verify in ten)."""
+    _, lua = PLANTERS["lua"]
+    text = 'describe("x", function()\n  it("reads", function()\n  end)\nend)\n'
+    for words in (["reads", "entry", "token"], ["reads", "state", "row"]):
+        text, hid = lua(tmp_path, "spec/x_spec.lua", text, _Case(words=words, values=[1, 2], total=3))
+        line = int(hid.split(":")[1].split("#")[0])
+        assert text.split("\n")[line - 1] == '  it("reads", function()', hid
+        assert text.split("\n")[line - 2] == f'describe("{" ".join(words[1:])}", function()', hid
 
 
 @pytest.mark.parametrize("task_dir", sorted(SWE_TASKS.glob("*/*")), ids=lambda p: f"{p.parent.name}/{p.name}")
