@@ -70,10 +70,10 @@ def rows(p: dict | None, v: dict | None) -> list[tuple[str, str, str, str, str]]
         t, d = p["terminal"], p["db"]
         out += [("terminal reset p50 ms", fmt(t["reset_p50_ms"], 1), "", "", "keep (23 ms)"),
                 ("terminal step p50 ms", fmt(t["step_p50_ms"], 1), "", "", "keep (1.4 ms)"),
-                (f"live terminal sessions held (probes ok / 20)", f"{t['live_sessions']} ({t['live_probe_ok']})",
+                ("live terminal sessions held (probes ok / 20)", f"{t['live_sessions']} ({t['live_probe_ok']})",
                  "", "", "1,000"),
                 ("terminal: server RSS MB after", fmt(t["server_rss_mb_after"]), "", "", ""),
-                (f"live db sessions held (probes ok / 20)", f"{d['live_sessions']} ({d['live_probe_ok']})",
+                ("live db sessions held (probes ok / 20)", f"{d['live_sessions']} ({d['live_probe_ok']})",
                  "", "", "5,000"),
                 ("db: server RSS MB with them live", fmt(d["server_rss_mb_live"]), "", "", ""),
                 ("db: KiB per live session", fmt(d["kib_per_live_session"], 1), "", "", ""),

@@ -20,8 +20,8 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
 from decimal import Decimal, InvalidOperation
+from functools import cached_property
 from typing import Any
 
 from envhub.errors import AgentError

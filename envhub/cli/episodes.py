@@ -12,8 +12,19 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from envhub.cli._shared import (JsonOpt, app, check_env, console, fitted_table, local_server, log_line, print_json,
-                                print_timings, progress_bar, timings_by_group)
+from envhub.cli._shared import (
+    JsonOpt,
+    app,
+    check_env,
+    console,
+    fitted_table,
+    local_server,
+    log_line,
+    print_json,
+    print_timings,
+    progress_bar,
+    timings_by_group,
+)
 from envhub.config import get_settings
 from envhub.validate.record import validation_status
 

@@ -8,8 +8,17 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from envhub.cli._shared import (JsonOpt, app, check_env, console, fitted_table, group_label, missing_here, print_json,
-                                status_style)
+from envhub.cli._shared import (
+    JsonOpt,
+    app,
+    check_env,
+    console,
+    fitted_table,
+    group_label,
+    missing_here,
+    print_json,
+    status_style,
+)
 from envhub.config import get_settings
 from envhub.validate.record import validation_status
 

@@ -12,8 +12,20 @@ from typing import Annotated, Any
 import typer
 from rich.table import Table
 
-from envhub.cli._shared import (JsonOpt, app, check_env, console, log_line, make_hub, missing_here, print_json,
-                                print_timings, progress_bar, status_style, timings_by_group)
+from envhub.cli._shared import (
+    JsonOpt,
+    app,
+    check_env,
+    console,
+    log_line,
+    make_hub,
+    missing_here,
+    print_json,
+    print_timings,
+    progress_bar,
+    status_style,
+    timings_by_group,
+)
 from envhub.config import Settings, get_settings
 from envhub.validate.record import validation_status
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
-from envhub.episode import EpisodeHeader, StepEntry
-
 import orjson
+
+from envhub.episode import EpisodeHeader, StepEntry
 
 if TYPE_CHECKING:
     from envhub.spec import VerifyResult

@@ -10,9 +10,9 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from envhub.spec import EpisodeStep
 from envhub.store import repo
 from envhub.store.db import create_schema, make_engine
-from envhub.spec import EpisodeStep
 from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, step_of
 from envhub.store.stats import latency_summary
 from envhub.store.writer import EpisodeWriter

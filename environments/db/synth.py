@@ -21,14 +21,14 @@ from typing import Any
 import yaml
 from sqlalchemy.orm import Session
 
+from envhub.errors import AgentError
+from envhub.spec import ToolCall
 from environments.db import domains as registry
 from environments.db import dump as dumping
 from environments.db.calls import run_call
 from environments.db.core import Domain
 from environments.db.intents import Ctx, Draft
 from environments.db.store import SqliteStore
-from envhub.errors import AgentError
-from envhub.spec import ToolCall
 from verifiers.db_diff import diff
 from verifiers.db_state import targeted
 

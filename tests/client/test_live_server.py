@@ -7,7 +7,6 @@ import pytest
 from envhub.client import AsyncEnvClient, EnvClient
 from envhub.errors import NotFound, Unavailable
 from envhub.server.thread import serve_in_thread
-
 from tests.conftest import make_settings
 
 

@@ -27,9 +27,9 @@ from hypothesis import strategies as st
 
 from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.errors import AgentError
+from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.tools import DATE_MAX, DATE_MIN, Param, Tool
 from envhub.verify import runtime
-from envhub.server.thread import ThreadedServer, serve_in_thread
 
 LONG = os.environ.get("ENVHUB_FUZZ") == "long"
 EXAMPLES = 300 if LONG else 25

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
+from envhub.config import Settings, get_settings
+from envhub.server.hub import Hub
+from envhub.spec import ToolCall
+from envhub.verify import runtime
 from environments.db import domains as registry
 from environments.db.calls import run_call
 from environments.db.store import Handle, PgStore, SqliteStore, Store
-from envhub.config import Settings, get_settings
-from envhub.server.hub import Hub
-from envhub.verify import runtime
-from envhub.spec import ToolCall
 from tests.conftest import make_settings, running_hub
 
 PG_URL = os.environ.get("ENVHUB_TEST_POSTGRES_URL")

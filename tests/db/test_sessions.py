@@ -9,10 +9,9 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.pool import NullPool
 
-from environments.db.store import PgHandle, SqliteHandle
 from envhub.errors import FailureClass
 from envhub.spec import ResetRequest, StepRequest, ToolCall
-
+from environments.db.store import PgHandle, SqliteHandle
 from tests.conftest import running_hub
 from tests.db.conftest import PG_URL
 

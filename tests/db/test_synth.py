@@ -6,11 +6,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
-
-from environments.db import domains as registry
-from environments.db.synth import synthesize
 from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
+from environments.db import domains as registry
+from environments.db.synth import synthesize
 
 TASKS = REPO_ROOT / "tasks" / "db"
 REFUSE_RULES = {name: d.tool("refuse").params["rule"].enum for name, d in registry.domains().items()}

@@ -12,7 +12,6 @@ import pytest
 from envhub.errors import AgentError, EnvError, SandboxGone, SandboxOOM, Unavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.docker import DockerBackend, DockerSettings
-
 from tests.conftest import running_hub
 from tests.docker.conftest import IMAGE, docker
 

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from environments.office.lo import LibreOffice
 from envhub.config import REPO_ROOT, Settings
-
+from environments.office.lo import LibreOffice
 from tests.conftest import running_hub
 
 TASKS = REPO_ROOT / "tasks"

@@ -14,12 +14,11 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
+from envhub.config import REPO_ROOT, Settings
+from envhub.spec import ResetRequest, StepRequest
 from environments.office import judge
 from environments.office.mutators import filler_prose
 from environments.office.tasktypes import TYPES
-from envhub.config import REPO_ROOT, Settings
-from envhub.spec import ResetRequest, StepRequest
-
 from tests.conftest import running_hub
 
 TASK = "office/retail/t05-report"

@@ -12,8 +12,8 @@ import time
 import openpyxl
 import pytest
 
-from environments.office.lo import DocumentCrashed, DocumentRejected, OfficePool
 from envhub.errors import AgentTimeout, EnvError
+from environments.office.lo import DocumentCrashed, DocumentRejected, OfficePool
 
 
 def _wb(path):

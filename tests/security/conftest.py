@@ -37,8 +37,8 @@ from envhub.config import REPO_ROOT, Settings
 from envhub.errors import FailureClass
 from envhub.server.auth import new_key
 from envhub.server.hub import Hub
-from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall, VerifyResult
 from envhub.server.thread import ThreadedServer, serve_in_thread
+from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall, VerifyResult
 from envhub.verify import runtime
 from tests.conftest import make_settings, running_hub
 from tests.store.conftest import data_dir, run_episode, verifier_site  # noqa: F401 - the store's fixtures, reused

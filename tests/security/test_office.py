@@ -10,7 +10,6 @@ import pytest
 
 from envhub.config import REPO_ROOT, Settings
 from envhub.spec import ResetRequest, StepRequest
-
 from tests.conftest import running_hub
 
 T02, T05, T05_KO, T08 = ("office/banking/t02-model", "office/banking/t05-report", "office/education/t05-report-ko",

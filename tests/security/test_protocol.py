@@ -20,7 +20,6 @@ from envhub.errors import EpisodeOver, RequestError
 from envhub.server.encoding import dumps
 from envhub.server.problems import problem_for
 from envhub.spec import Observation
-
 from tests.conftest import running_hub
 from tests.security.conftest import RawWs, bearer
 

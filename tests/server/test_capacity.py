@@ -3,7 +3,6 @@
 import httpx
 
 from envhub.server.thread import serve_in_thread
-
 from tests.conftest import make_settings
 
 

@@ -5,7 +5,6 @@ import time
 import httpx
 
 from envhub.server.thread import serve_in_thread
-
 from tests.conftest import make_settings
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 import time
-from datetime import UTC, datetime
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 
 from prometheus_client import REGISTRY

@@ -19,7 +19,6 @@ import pytest_asyncio
 from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.server.hub import Hub
 from envhub.verify import runtime
-
 from tests.conftest import running_hub
 
 #: Harbor sample tasks hold their own test_*.py files, which are data here, not our tests.
