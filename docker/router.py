@@ -163,8 +163,10 @@ class Router:
         while True:
             rep = self.pick(family, tried)
             if rep is None:
-                if not self.of(family):
+                if family not in self.upstreams:
                     return await self.to_any(request, body)  # unknown family: let a replica say so
+                # A family the pool serves but with no ready replica right now (all full, starting, or
+                # being replaced after a node died): retryable, never a replica's "unknown environment".
                 return problem(503, "unavailable", f"every {family} replica is at capacity or not ready",
                                "unavailable", retry_after=1)
             try:
