@@ -36,6 +36,7 @@ import os
 import random
 import socket
 import time
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -137,6 +138,11 @@ class Router:
     def any_replica(self) -> Replica | None:
         live = [r for r in self.replicas.values() if r.ready] or list(self.replicas.values())
         return random.choice(live) if live else None
+
+    def lost(self, url: str) -> Awaitable[Any] | None:
+        """What completes once the replica at `url` is known to be gone. DNS discovery cannot tell
+        (a WebSocket then ends when its TCP connection does); a pool that watches its replicas can."""
+        return None
 
     def pick(self, family: str, exclude: set[str] = frozenset()) -> Replica | None:  # type: ignore[assignment]
         ready = [r for r in self.of(family) if r.ready and r.url not in exclude]
@@ -400,8 +406,16 @@ def build_app(router: Router) -> web.Application:
                     break
 
         tasks = [asyncio.create_task(pump(client, upstream)), asyncio.create_task(pump(upstream, client))]
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        for t in tasks:
+        lost = router.lost(rep.url)
+        watch = [asyncio.ensure_future(lost)] if lost is not None else []
+        done, _ = await asyncio.wait([*tasks, *watch], return_when=asyncio.FIRST_COMPLETED)
+        # The replica's side ended first (its process died: the connection broke) or the pool saw it
+        # die (a vanished node sends nothing): the connection's sessions are gone. Say so, never hang.
+        if (tasks[1] in done or (watch and watch[0] in done)) and not client.closed:
+            await client.send_str(json.dumps({"ok": False, "error": {
+                "status": 503, "code": "unavailable", "failure_class": "unavailable", "retryable": True,
+                "detail": "the replica holding this connection's sessions is gone; start a new episode"}}))
+        for t in [*tasks, *watch]:
             t.cancel()
         await upstream.close()
         await client.close()

@@ -52,6 +52,10 @@ class RayRouter(router.Router):
         self.replicas = found
         await asyncio.gather(*(self._probe(r) for r in found.values()))
 
+    def lost(self, url: str) -> Any:
+        slot = self.pool.by_url(url)
+        return slot.dead.wait() if slot is not None else None
+
     async def to_owner(self, request: web.Request, key: str, gone_ok: bool = False) -> web.Response:
         url = await self.owner(key, request.headers.get("Authorization"))
         slot = self.pool.by_url(url) if url else None

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from websockets.sync.client import connect
 
 from envhub.config import get_settings
 from envhub.sandbox.base import SandboxSpec
@@ -79,8 +80,17 @@ def test_worker_killed_mid_episode(http: httpx.Client) -> None:
     wait_for(lambda: any(r["active"] for r in live(http, "terminal")), "the session counted on its replica")
     holder = next(r for r in live(http, "terminal") if r["active"])
     victim = next(name for name, ip in workers().items() if ip == host(holder["url"]))
+    # A WebSocket session too: on a vanished node its connection must be told, not left hanging.
+    ws = connect("ws" + URL[len("http"):] + "/v1/sessions/ws", additional_headers=TOKEN, open_timeout=60)
+    ws.send(json.dumps({"op": "reset", "id": 1, "data": {"env": "terminal", "task_id": "terminal/count-error-lines"}}))
+    assert json.loads(ws.recv(timeout=120))["ok"]
+    only_replica = len(live(http, "terminal")) == 1  # then the connection is pinned to the victim
     docker("kill", victim)
     try:
+        if only_replica:
+            said = json.loads(ws.recv(timeout=30))  # TimeoutError: the connection hangs on a dead peer
+            assert said["ok"] is False and said["error"]["code"] == "unavailable", said
+        ws.close()
         gone = http.post(f"/v1/sessions/{sid}/step",
                          json={"action": {"tool": "bash", "arguments": {"command": "ls"}}})
         assert gone.status_code == 503, gone.text

@@ -7,6 +7,7 @@ The multi-node form (containers, a worker killed) is tests/docker/test_ray_pool.
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
 from collections.abc import Iterator
 
@@ -16,6 +17,7 @@ import pytest
 ray = pytest.importorskip("ray")
 
 from aiohttp import web  # noqa: E402
+from websockets.sync.client import connect  # noqa: E402
 
 from envhub.ray.cli import HEALTH_CHECK  # noqa: E402
 from envhub.ray.entry import ROUTER, build_app  # noqa: E402
@@ -168,3 +170,19 @@ def test_replica_death_answers_unavailable_and_new_sessions_land_elsewhere(entry
     assert owners(entry)[new.json()["session_id"]] != slot.url
     assert http.delete(f"/v1/sessions/{sid}").status_code == 204  # closing a lost session is fine
     assert http.delete(f"/v1/sessions/{new.json()['session_id']}").status_code == 204
+
+
+def test_a_websocket_on_a_dead_replica_is_told_unavailable(entry: Entry, http: httpx.Client) -> None:
+    """A WebSocket pinned to a replica that dies gets an `unavailable` frame within seconds (the pool
+    watches its replicas), never a connection left hanging on a peer that vanished."""
+    ws_url = "ws" + entry.url[len("http"):] + "/v1/sessions/ws"
+    with connect(ws_url, additional_headers=TOKEN, open_timeout=60) as ws:
+        ws.send(json.dumps({"op": "reset", "id": 1, "data": {"env": "terminal",
+                                                              "task_id": "terminal/count-error-lines"}}))
+        opened = json.loads(ws.recv(timeout=120))
+        assert opened["ok"], opened
+        for slot in entry.pool.live("terminal"):  # the connection is pinned to one of them
+            ray.kill(slot.handle, no_restart=True)
+        said = json.loads(ws.recv(timeout=30))  # TimeoutError here: the connection hangs
+        assert said["ok"] is False and said["error"]["code"] == "unavailable", said
+        assert said["error"]["retryable"] is True
