@@ -10,7 +10,12 @@
 #
 # The container is root with SYS_ADMIN, no seccomp/AppArmor profile and unmasked /proc paths (a
 # machine where we are root: bubblewrap needs user namespaces and a fresh /proc; --privileged is
-# refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port). Where the
+# refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port).
+# It also gets SYS_PTRACE, which root has on a real machine (reading a sandbox's /proc/PID/ns/pid
+# needs it), and shares the host's sandbox-uid claims (/run/lock/envhub-uids): the container is a
+# separate machine in all but its kernel, whose uids it shares with any envhub on the host. Without
+# the shared claims the host's servers see the container's sandboxes as orphans of a dead server and
+# kill them, and both sides count the same uid's processes against one RLIMIT_NPROC. Where the
 # network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's own
 # ca-certificates are what `make up` installs. Before the timed part the "machine" gets what cloning
 # and typing `make` presuppose: git and make (timed apart as "preparation").
@@ -27,7 +32,9 @@ echo "base image: $((SECONDS - T)) s"
 
 git clone -q . "$OUT/envhub"  # committed files only, as a fresh clone has
 trap '"$DOCKER" rm -f "$NAME" >/dev/null 2>&1 || true' EXIT
-"$DOCKER" run -d --name "$NAME" --network host --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
+mkdir -p /run/lock/envhub-uids
+"$DOCKER" run -d --name "$NAME" --network host --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined \
+  -v /run/lock/envhub-uids:/run/lock/envhub-uids \
   --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
   -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro "$IMAGE" sleep infinity >/dev/null
 "$DOCKER" cp "$OUT/envhub" "$NAME:/root/envhub"
