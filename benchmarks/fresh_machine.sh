@@ -11,7 +11,9 @@
 # The container is root with SYS_ADMIN, no seccomp/AppArmor profile and unmasked /proc paths (a
 # machine where we are root: bubblewrap needs user namespaces and a fresh /proc; --privileged is
 # refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port).
-# It also gets SYS_PTRACE, which root has on a real machine (reading a sandbox's /proc/PID/ns/pid
+# Its PID 1 reaps orphans (--init), as a real machine's init does: `sleep infinity` would keep every
+# orphaned sandbox process as a zombie, counted against its sandbox uid's RLIMIT_NPROC until later
+# sandboxes on that uid cannot fork. It also gets SYS_PTRACE, which root has on a real machine (reading a sandbox's /proc/PID/ns/pid
 # needs it), and shares the host's sandbox-uid claims (/run/lock/envhub-uids): the container is a
 # separate machine in all but its kernel, whose uids it shares with any envhub on the host. Without
 # the shared claims the host's servers see the container's sandboxes as orphans of a dead server and
@@ -33,7 +35,7 @@ echo "base image: $((SECONDS - T)) s"
 git clone -q . "$OUT/envhub"  # committed files only, as a fresh clone has
 trap '"$DOCKER" rm -f "$NAME" >/dev/null 2>&1 || true' EXIT
 mkdir -p /run/lock/envhub-uids
-"$DOCKER" run -d --name "$NAME" --network host --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined \
+"$DOCKER" run -d --init --name "$NAME" --network host --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined \
   -v /run/lock/envhub-uids:/run/lock/envhub-uids \
   --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
   -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro "$IMAGE" sleep infinity >/dev/null
