@@ -10,17 +10,19 @@
 #
 # The container is root with SYS_ADMIN, no seccomp/AppArmor profile and unmasked /proc paths (a
 # machine where we are root: bubblewrap needs user namespaces and a fresh /proc; --privileged is
-# refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port).
-# Its PID 1 reaps orphans (--init), as a real machine's init does: `sleep infinity` would keep every
-# orphaned sandbox process as a zombie, counted against its sandbox uid's RLIMIT_NPROC until later
-# sandboxes on that uid cannot fork. It also gets SYS_PTRACE, which root has on a real machine (reading a sandbox's /proc/PID/ns/pid
-# needs it), and shares the host's sandbox-uid claims (/run/lock/envhub-uids): the container is a
-# separate machine in all but its kernel, whose uids it shares with any envhub on the host. Without
-# the shared claims the host's servers see the container's sandboxes as orphans of a dead server and
-# kill them, and both sides count the same uid's processes against one RLIMIT_NPROC. Where the
-# network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's own
-# ca-certificates are what `make up` installs. Before the timed part the "machine" gets what cloning
-# and typing `make` presuppose: git and make (timed apart as "preparation").
+# refused where the engine itself runs with fewer capabilities), on the host network (apt and PyPI;
+# the server listens on a free port). Three more things make it behave as a machine of its own:
+# - its PID 1 reaps orphans (--init), as a machine's init does: under `sleep infinity` every
+#   orphaned sandbox process stays a zombie, counted against its sandbox uid's RLIMIT_NPROC, until
+#   later sandboxes on that uid cannot fork (run 2026-12-01: 308 zombies, 14+ failed tests);
+# - SYS_PTRACE, which root has on a machine (reading a sandbox's /proc/PID/ns/pid needs it);
+# - the host's sandbox-uid claims (/run/lock/envhub-uids): the container shares the host's kernel
+#   and so its uids. Without the shared claims an envhub server on the host takes the container's
+#   sandboxes for orphans of a dead server and kills them, and both count one uid's processes
+#   against the same RLIMIT_NPROC.
+# Where the network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's
+# own ca-certificates are what `make up` installs. Before the timed part the "machine" gets what
+# cloning and typing `make` presuppose: git and make (timed apart as "preparation").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DOCKER=${DOCKER:-/usr/bin/docker}
