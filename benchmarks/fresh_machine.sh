@@ -10,12 +10,19 @@
 #
 # The container is root with SYS_ADMIN, no seccomp/AppArmor profile and unmasked /proc paths (a
 # machine where we are root: bubblewrap needs user namespaces and a fresh /proc; --privileged is
-# refused where the engine itself runs with fewer capabilities) and on the host network (apt and PyPI; the server listens on a free port). Where the
-# network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's own
-# ca-certificates are what `make up` installs. The host's sandbox-uid lock folder is bound in, as for
-# any root server in a container (envhub/sandbox/local.py UID_LOCKS): the kernel's uids are shared,
-# and a host server's orphan sweep would otherwise kill the container's live sandboxes. Before the timed part the "machine" gets what cloning
-# and typing `make` presuppose: git and make (timed apart as "preparation").
+# refused where the engine itself runs with fewer capabilities), on the host network (apt and PyPI;
+# the server listens on a free port). Three more things make it behave as a machine of its own:
+# - its PID 1 reaps orphans (--init), as a machine's init does: under `sleep infinity` every
+#   orphaned sandbox process stays a zombie, counted against its sandbox uid's RLIMIT_NPROC, until
+#   later sandboxes on that uid cannot fork (run 2026-12-01: 308 zombies, 14+ failed tests);
+# - SYS_PTRACE, which root has on a machine (reading a sandbox's /proc/PID/ns/pid needs it);
+# - the host's sandbox-uid claims (/run/lock/envhub-uids): the container shares the host's kernel
+#   and so its uids. Without the shared claims an envhub server on the host takes the container's
+#   sandboxes for orphans of a dead server and kills them, and both count one uid's processes
+#   against the same RLIMIT_NPROC.
+# Where the network re-signs TLS, the host's CA bundle is lent to pip only (PIP_CERT); the machine's
+# own ca-certificates are what `make up` installs. Before the timed part the "machine" gets what
+# cloning and typing `make` presuppose: git and make (timed apart as "preparation").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DOCKER=${DOCKER:-/usr/bin/docker}
@@ -29,10 +36,11 @@ echo "base image: $((SECONDS - T)) s"
 
 git clone -q . "$OUT/envhub"  # committed files only, as a fresh clone has
 trap '"$DOCKER" rm -f "$NAME" >/dev/null 2>&1 || true' EXIT
-"$DOCKER" run -d --name "$NAME" --network host --cap-add SYS_ADMIN --security-opt seccomp=unconfined \
+mkdir -p /run/lock/envhub-uids
+"$DOCKER" run -d --init --name "$NAME" --network host --cap-add SYS_ADMIN --cap-add SYS_PTRACE --security-opt seccomp=unconfined \
+  -v /run/lock/envhub-uids:/run/lock/envhub-uids \
   --security-opt apparmor=unconfined --security-opt systempaths=unconfined \
-  -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro \
-  -v /run/lock/envhub-uids:/run/lock/envhub-uids "$IMAGE" sleep infinity >/dev/null
+  -v /etc/ssl/certs/ca-certificates.crt:/etc/envhub-host-ca.crt:ro "$IMAGE" sleep infinity >/dev/null
 "$DOCKER" cp "$OUT/envhub" "$NAME:/root/envhub"
 in_box() { "$DOCKER" exec -e DEBIAN_FRONTEND=noninteractive -e PIP_CERT=/etc/envhub-host-ca.crt \
              -e ENVHUB_PORT="$PORT" -e COLUMNS=160 ${ENVHUB_SWE_LANGUAGES:+-e ENVHUB_SWE_LANGUAGES="$ENVHUB_SWE_LANGUAGES"} \

@@ -356,12 +356,38 @@ def _copy_step(step: Step, context: Path, state: Path, workdir: PurePosixPath, c
             elif step.op == "ADD" and tarfile.is_tarfile(m):
                 target.mkdir(parents=True, exist_ok=True)
                 with tarfile.open(m) as tar:
-                    tar.extractall(target, filter="data")
+                    extract_data(tar, target)
             elif into_dir or len(matches) > 1:
                 _copy_any(m, target / m.name)
             else:
                 _copy_any(m, target)
     return ok
+
+
+def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
+    """Extract under tarfile's "data" filter: nothing lands or points outside `dest`, no device
+    files, no archive owners, no setuid or group/other write bits. Debian 12's Python (3.11.2)
+    predates the filter, so there each member is checked the same way, just before it is written
+    (a link extracted earlier cannot redirect a later member)."""
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(dest, filter="data")
+        return
+    root = os.path.realpath(dest)
+    for member in tar.getmembers():
+        if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+            raise tarfile.TarError(f"{member.name}: not a file, folder or link")
+        path = os.path.realpath(os.path.join(root, member.name))
+        if member.issym():
+            points_to = os.path.realpath(os.path.join(os.path.dirname(path), member.linkname))
+        elif member.islnk():
+            points_to = os.path.realpath(os.path.join(root, member.linkname))
+        else:
+            points_to = path
+        if any(os.path.commonpath([root, p]) != root for p in (path, points_to)):
+            raise tarfile.TarError(f"{member.name}: outside the destination")
+        member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
+        member.mode &= 0o755
+        tar.extract(member, root)
 
 
 def _copy_any(src: Path, dest: Path, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
@@ -540,7 +566,7 @@ def replay_docker(plan: DockerPlan, context: Path, state: Path, *, exclude: set[
             with tar_path.open("wb") as f:  # a tar of the folder itself: entries start with its name
                 subprocess.run([*docker, "cp", f"{cid}:{plan.workdir}", "-"], stdout=f, check=True)
             with tarfile.open(tar_path) as tar:
-                tar.extractall(Path(tmp) / "out", filter="data")
+                extract_data(tar, Path(tmp) / "out")
             shutil.copytree(Path(tmp) / "out" / PurePosixPath(plan.workdir).name, state, symlinks=True,
                             dirs_exist_ok=True)
             failed = subprocess.run([*docker, "cp", f"{cid}:{FAILED_LOG}", "-"], capture_output=True)

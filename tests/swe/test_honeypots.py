@@ -11,7 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from envhub.config import get_settings
 from envhub.tasks.model import Task
+from envhub.verify import runtime
 from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available, run_state
 from verifiers.swe_honeypots import PLANTERS, Honeypot, _Case, check_report, plant
 from verifiers.swe_reports import Statuses, parse
@@ -193,6 +195,10 @@ def test_a_fork_bomb_in_the_jail_leaves_the_harness_its_processes():
     limit, uid = 96, 64999
     work = Path(tempfile.mkdtemp(prefix="swe-bomb-"))
     work.chmod(0o777)
+    # The harness reads the verifiers library where a verifier sandbox does: the clone itself may be
+    # closed to other uids (under root's 0700 home on a fresh Debian).
+    data = get_settings().data_dir
+    lib = runtime.sync_lib(data)
 
     def become_harness() -> None:
         resource.setrlimit(resource.RLIMIT_NPROC, (limit, limit))
@@ -203,8 +209,8 @@ def test_a_fork_bomb_in_the_jail_leaves_the_harness_its_processes():
     try:
         out = subprocess.run(["/usr/bin/python3", "-c", HARNESS, str(work)], capture_output=True, text=True,
                              timeout=240,
-                             preexec_fn=become_harness, cwd=Path(__file__).parents[2],
-                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(Path(__file__).parents[2])})
+                             preexec_fn=become_harness, cwd=lib,
+                             env={"PATH": "/usr/bin:/bin", "PYTHONPATH": f"{lib}:{runtime.site_dir(data)}"})
         held = int((work / "count").read_text())
     finally:
         shutil.rmtree(work, ignore_errors=True)

@@ -194,20 +194,37 @@ def test_no_copy_takes_the_whole_build_context(tmp_path: Path) -> None:
     assert "copies nothing" in yaml.safe_load((out / "task.yaml").read_text())["metadata"]["harbor"]["state_from"]
 
 
-def test_add_extracts_local_tarballs(tmp_path: Path) -> None:
+def _tarball_task(root: Path, members: dict[str, bytes]) -> Path:
     import io
     import tarfile
 
-    src = _harbor_task(tmp_path / "src", "FROM debian\nWORKDIR /app\nADD bundle.tar.gz /app/vendor/\n", {})
+    src = _harbor_task(root, "FROM debian\nWORKDIR /app\nADD bundle.tar.gz /app/vendor/\n", {})
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w:gz") as tar:
-        data = b"hello\n"
-        info = tarfile.TarInfo("lib/hello.txt")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
     (src / "environment" / "bundle.tar.gz").write_bytes(buf.getvalue())
-    out = import_harbor(src, tmp_path / "tasks")
+    return src
+
+
+def test_add_extracts_local_tarballs(tmp_path: Path) -> None:
+    out = import_harbor(_tarball_task(tmp_path / "src", {"lib/hello.txt": b"hello\n"}), tmp_path / "tasks")
     assert _state(out) == ["vendor/lib/hello.txt"]
+
+
+def test_tarballs_are_extracted_safely_without_the_data_filter(tmp_path: Path, monkeypatch) -> None:
+    """Debian 12's Python (3.11.2) has no tarfile.data_filter: the same rules still hold."""
+    import tarfile
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)  # where it exists
+    out = import_harbor(_tarball_task(tmp_path / "src", {"lib/hello.txt": b"hello\n"}), tmp_path / "tasks")
+    assert _state(out) == ["vendor/lib/hello.txt"]
+    evil = _tarball_task(tmp_path / "evil", {"../../../escaped.txt": b"x"})
+    with pytest.raises(tarfile.TarError, match="outside the destination"):
+        import_harbor(evil, tmp_path / "tasks2")
+    assert not list(tmp_path.rglob("escaped.txt"))
 
 
 # -- the corpus: Harbor and Terminal-Bench tasks written here, imported and judged for real ------------
