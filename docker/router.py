@@ -378,22 +378,24 @@ def build_app(router: Router) -> web.Application:
             family = family_of(json.loads(first.data))
         except (ValueError, AttributeError):
             family = None
-        rep = router.pick(family) if family in router.upstreams else router.any_replica()
-        if rep is None:
-            await client.send_str(json.dumps({"ok": False, "error": {"status": 503, "code": "unavailable",
-                                                                    "failure_class": "unavailable",
-                                                                    "detail": "no replica is ready"}}))
-            await client.close()
-            return client
-        ws_url = "ws" + rep.url[len("http"):] + request.rel_url.path_qs
-        try:
-            upstream = await router.http.ws_connect(ws_url, max_msg_size=0)
-        except aiohttp.ClientError as e:
-            await client.send_str(json.dumps({"ok": False, "error": {"status": 502, "code": "env_error",
-                                                                    "failure_class": "env_error",
-                                                                    "detail": f"replica unreachable: {e!r}"}}))
-            await client.close()
-            return client
+        tried: set[str] = set()
+        while True:
+            rep = router.pick(family, tried) if family in router.upstreams else router.any_replica()
+            if rep is None or rep.url in tried:
+                # No ready replica, or every one refused: nothing was started, so it is retryable.
+                await client.send_str(json.dumps({"ok": False, "error": {
+                    "status": 503, "code": "unavailable", "failure_class": "unavailable", "retryable": True,
+                    "detail": "no replica is ready" if not tried else "no replica accepted the connection"}}))
+                await client.close()
+                return client
+            ws_url = "ws" + rep.url[len("http"):] + request.rel_url.path_qs
+            try:
+                upstream = await router.http.ws_connect(ws_url, max_msg_size=0)
+                break
+            except aiohttp.ClientError:
+                # Refused before it saw a frame (it died since the last probe): skip it, as HTTP does.
+                rep.ready = False
+                tried.add(rep.url)
         await upstream.send_str(first.data)
 
         async def pump(src, dst) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.exc import DBAPIError
 from sqlalchemy.engine import make_url
 
 from envhub.store.models import Base
@@ -44,5 +46,15 @@ def make_engine(url: str, *, busy_timeout_ms: int = 5000) -> Engine:
                          connect_args={"connect_timeout": 5})
 
 
+_schema_lock = threading.Lock()
+
+
 def create_schema(engine: Engine) -> None:
-    Base.metadata.create_all(engine)
+    """Create the missing tables. Idempotent and safe to race: the store's writer thread and a reader
+    (or another replica on the same database) may all meet a fresh database at once."""
+    with _schema_lock:
+        try:
+            Base.metadata.create_all(engine)
+        except DBAPIError:
+            # Another process created a table between create_all's check and its CREATE: check again.
+            Base.metadata.create_all(engine)

@@ -33,3 +33,47 @@ async def test_a_served_family_without_a_ready_replica_is_503_unavailable(router
     assert resp.status == 503 and resp.headers["Retry-After"] == "1"
     body = json.loads(resp.text)
     assert body["code"] == "unavailable" and body["retryable"] is True
+
+
+async def test_a_websocket_skips_a_replica_that_refuses_it(router, unused_tcp_port_factory):
+    """A replica that died since the last probe refuses the connection: the WebSocket goes to the next
+    ready one (as an HTTP call does), and only when none accepts is it told `unavailable`."""
+    from aiohttp import web
+    from aiohttp.test_utils import TestClient, TestServer
+
+    async def upstream_ws(request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        async for msg in ws:
+            await ws.send_str(json.dumps({"ok": True, "echo": json.loads(msg.data)}))
+        return ws
+
+    live_app = web.Application()
+    live_app.router.add_get("/v1/sessions/ws", upstream_ws)
+
+    class Fixed(router.Router):
+        async def refresh(self) -> None:  # the replicas below, as the last probe saw them
+            pass
+
+    async with TestServer(live_app) as live:
+        dead = router.Replica(url=f"http://127.0.0.1:{unused_tcp_port_factory()}", families={"echo"},
+                              ready=True, free=9)  # the best pick, and nothing listens there
+        alive = router.Replica(url=str(live.make_url("")).rstrip("/"), families={"echo"}, ready=True, free=1)
+        r = Fixed({"echo": []})
+        r.replicas = {dead.url: dead, alive.url: alive}
+        async with TestClient(TestServer(router.build_app(r))) as client:
+            ws = await client.ws_connect("/v1/sessions/ws")
+            await ws.send_str(json.dumps({"op": "reset", "id": 1, "data": {"env": "echo"}}))
+            said = json.loads((await ws.receive()).data)
+            assert said["ok"] is True and said["echo"]["id"] == 1, said
+            assert dead.ready is False  # skipped until a probe sees it again
+            await ws.close()
+
+            alive.ready = False
+            ws = await client.ws_connect("/v1/sessions/ws")
+            dead.ready = True
+            await ws.send_str(json.dumps({"op": "reset", "id": 2, "data": {"env": "echo"}}))
+            said = json.loads((await ws.receive()).data)
+            assert said["ok"] is False and said["error"]["code"] == "unavailable", said
+            assert said["error"]["retryable"] is True
+            await ws.close()

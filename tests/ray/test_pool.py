@@ -159,6 +159,8 @@ def test_replica_death_answers_unavailable_and_new_sessions_land_elsewhere(entry
                      json={"action": {"tool": "bash", "arguments": {"command": "echo hi"}}}).status_code == 200
     slot = entry.pool.by_url(owners(entry)[sid])
     ray.kill(slot.handle, no_restart=True)  # the replica's process ends, with its sessions
+    # ray.kill returns before the process is gone: a call may still reach it until the pool sees it die.
+    wait_for(lambda: slot.state == "dead", "the pool sees the replica die")
     gone = http.post(f"/v1/sessions/{sid}/step", json={"action": {"tool": "bash", "arguments": {"command": "ls"}}})
     assert gone.status_code == 503, gone.text
     assert gone.json()["failure_class"] == "unavailable" and gone.json()["retryable"] is True

@@ -234,3 +234,28 @@ def test_a_lone_surrogate_or_nul_is_stored_escaped_and_plain_text_as_is() -> Non
     bad["observation"].encode("utf-8")  # storable anywhere
     good = step("plain é ✓")["entry"]
     assert good["observation"] == "plain é ✓" and "é ✓" in good["arguments"]
+
+
+def test_creating_the_schema_survives_another_process_creating_it_first(tmp_path: Path) -> None:
+    """Readers, the writer thread and other replicas all create the schema lazily on a fresh database:
+    when another one creates a table between the check and the CREATE, it is no error."""
+    import sqlite3
+
+    from sqlalchemy import event, inspect
+
+    from envhub.store.db import create_schema, make_engine
+
+    path = tmp_path / "store.sqlite3"
+    engine = make_engine(f"sqlite:///{path}")
+    raced: list[str] = []
+
+    @event.listens_for(engine, "before_cursor_execute")
+    def _other_process_wins(conn, cursor, statement: str, *_: object) -> None:
+        if statement.lstrip().startswith("CREATE TABLE episodes") and not raced:
+            raced.append(statement)
+            with sqlite3.connect(path) as other:  # the other process, a moment earlier
+                other.execute(statement)
+
+    create_schema(engine)
+    assert raced, "the race was never staged"
+    assert {"episodes", "episode_steps"} <= set(inspect(engine).get_table_names())
