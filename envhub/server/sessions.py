@@ -108,6 +108,8 @@ class Session:
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
+    #: Whether `workdir` may exist (made at reset or verify): most sessions never touch the disk.
+    has_workdir: bool = False
     header: EpisodeHeader = field(init=False)  # who ran what, carried by every store event
 
     def __post_init__(self) -> None:
@@ -258,7 +260,7 @@ class SessionManager:
         session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
                           policy_version=req.policy_version, tools={t.name: t for t in tools}, canonical=canonical,
-                          skin=skin, owner=owner)
+                          skin=skin, owner=owner, has_workdir=family.uses_workdir)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.child(metrics.SESSIONS, family.name).inc()
@@ -400,6 +402,7 @@ class SessionManager:
         invalid = await asyncio.to_thread(invalid_reason, task)
         if invalid:  # validation proved with a control that no policy can pass it here: never a trainable 0
             return verdict(task, failure=FailureClass.task_invalid, detail=invalid)
+        session.has_workdir = True
         session.workdir.mkdir(mode=0o755, exist_ok=True)
         state = session.workdir / "final-state"
         try:
@@ -448,7 +451,7 @@ class SessionManager:
                 await session.env.close()
         except Exception:
             log.exception("session %s: close failed", session.id)
-        if session.workdir.exists():
+        if session.has_workdir:  # a stat per close showed in the profile; echo sessions make no folder
             await asyncio.to_thread(shutil.rmtree, session.workdir, True)
         self._notify("session_closed", session)
 

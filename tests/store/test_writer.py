@@ -259,3 +259,33 @@ def test_creating_the_schema_survives_another_process_creating_it_first(tmp_path
     create_schema(engine)
     assert raced, "the race was never staged"
     assert {"episodes", "episode_steps"} <= set(inspect(engine).get_table_names())
+
+
+async def test_a_steady_stream_is_written_in_few_batches(tmp_path: Path) -> None:
+    """Events that keep arriving are gathered for `linger_s` before each write, not written a few at a
+    time as soon as the previous write returns: each batch is a commit and a hand-over to a thread,
+    and many small ones cost the server's CPU several times what the rows do."""
+    from envhub.store import events as ev
+    from envhub.store.db import make_engine
+    from envhub.store.writer import EpisodeWriter
+
+    class BusyMachine(EpisodeWriter):
+        def _write(self, batch: list) -> None:
+            time.sleep(0.02)  # a commit as slow as on a loaded machine: events arrive meanwhile
+            super()._write(batch)
+
+    writer = BusyMachine(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"), linger_s=0.2)
+    await writer.start()
+    try:
+        started = time.monotonic()
+        sent = 0
+        while time.monotonic() - started < 0.6:  # ~300 events over 0.6 s, one every 2 ms
+            header = _header(f"e{sent}")
+            writer.put(ev.plain({"kind": "created", "episode": header, "reset_s": 0.001}))
+            sent += 1
+            await asyncio.sleep(0.002)
+        assert await writer.flush()
+    finally:
+        await writer.stop()
+    assert writer.written == sent
+    assert writer.batches <= 8, f"{sent} events in {writer.batches} batches"
