@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import json
 import shutil
 import statistics
@@ -48,7 +49,9 @@ async def verify_gold(task: Task) -> tuple[float, float, str]:
         started = time.monotonic()
         try:
             # Cold: a runner per run would pay a zygote's start; the build and tests dominate anyway.
-            result = await VerifierRunner(settings, backend, warm=False).verify(task, d / "repo")
+            # (Code older than the warm verifier has no `warm`: every runner there is cold.)
+            cold = {"warm": False} if "warm" in inspect.signature(VerifierRunner).parameters else {}
+            result = await VerifierRunner(settings, backend, **cold).verify(task, d / "repo")
         finally:
             await backend.aclose()
         return time.monotonic() - started, result.reward, result.failure_class.value
