@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 from envhub.config import Settings
+from envhub.episode import trajectory
 from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.verify.runner import VerifierRunner
@@ -61,7 +62,7 @@ async def family_states(hub: Hub, family_name: str, scratch: Path) -> tuple[list
         t0 = time.perf_counter()
         await session.env.export_state(state)
         exports.append((time.perf_counter() - t0) * 1000)
-        states.append((task, state, list(session.log)))
+        states.append((task, state, trajectory(session.log)))  # the step log as the verifier reads it
         await m.close(created.session_id)
     return states, exports
 
