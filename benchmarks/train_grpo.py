@@ -154,6 +154,14 @@ async def evaluate(url: str, policy: HFPolicy, codec: ChatCodec, tasks: list[str
             "last_turns": {task: [last_turn(codec, t) for t in g[:3]] for task, g in zip(tasks, groups, strict=True)}}
 
 
+def brief(ev: dict[str, Any]) -> str:
+    """An evaluation in one line: the mean, then each task's (metrics.json keeps the turns too)."""
+    if ev["mean_reward"] is None:
+        return "none judged"
+    tasks = ", ".join(f"{t.rsplit('/', 1)[-1]} {r:.2f}" for t, r in ev["per_task"].items() if r is not None)
+    return f"{ev['mean_reward']:.3f} over {ev['n']} episodes ({ev['masked']} masked): {tasks}"
+
+
 def last_turn(codec: ChatCodec, t: Trajectory) -> str:
     """The episode's sampled turns, each cut short: what the policy did (for reading the metrics)."""
     return " | ".join(codec.decode(t.token_ids[turn.start:turn.end]).replace("\n", " ")[:100]
@@ -384,7 +392,7 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             t0 = time.monotonic()
             if eval_base:
                 evals["base"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
-                console.print(f"held-out reward, base model: {evals['base']}")
+                console.print(f"held-out reward, base model: {brief(evals['base'])}")
             # -- SFT warm-up on oracle episodes of other tasks --------------------------------------
             data = await sft_data(clean.url, tok, codec, sft_set, p["per_turn"])
             opt = torch.optim.AdamW(learner_model.parameters(), lr=1e-4)
@@ -401,13 +409,13 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             result["sft"] = {"steps": p["sft_steps"], "episodes": len(data), "loss_first": losses[0],
                              "loss_last": losses[-1], "wall_s": round(time.monotonic() - t0, 1)}
             evals["after_sft"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
-            console.print(f"held-out reward after SFT: {evals['after_sft']}")
+            console.print(f"held-out reward after SFT: {brief(evals['after_sft'])}")
             # -- GRPO --------------------------------------------------------------------------------
             learner = GRPOLearner(learner_model, lr=p["lr"])
             phase = await grpo_phase(clean.url, policy, learner, codec, p, train_tasks, eta=1, jsonl=jsonl,
                                      label="clean")
             evals["after_grpo"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
-            console.print(f"held-out reward after GRPO: {evals['after_grpo']}")
+            console.print(f"held-out reward after GRPO: {brief(evals['after_grpo'])}")
             curves = {"clean": [r.metrics.get("mean_reward", 0.0) for r in phase.reports]}
             result["grpo"] = _phase_json(phase)
             # -- the same GRPO from the SFT weights, with injected env faults --------------------------
@@ -419,7 +427,7 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
                                           label=f"{p['fault_rate']:.0%} injected env faults")
                 evals["after_grpo_faults"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"],
                                                             p["per_turn"])
-                console.print(f"held-out reward after GRPO with faults: {evals['after_grpo_faults']}")
+                console.print(f"held-out reward after GRPO with faults: {brief(evals['after_grpo_faults'])}")
                 curves["faults"] = [r.metrics.get("mean_reward", 0.0) for r in fphase.reports]
                 result["grpo_faults"] = _phase_json(fphase)
             result["eval"] = evals
