@@ -145,13 +145,14 @@ async def evaluate(url: str, policy: HFPolicy, codec: ChatCodec, tasks: list[str
     async with AsyncEnvClient(url) as env:
         groups = await asyncio.gather(*(rollout_group(env, policy, codec, t, k, cfg=rollout_cfg(t, per_turn))
                                         for t in tasks))
+    by_task = dict(zip(tasks, groups, strict=True))
     trajs = [t for g in groups for t in g]
     rewards = [t.reward for t in trajs if t.trainable]
-    per_task = {task: [t.reward for t in g if t.trainable] for task, g in zip(tasks, groups, strict=True)}
+    per_task = {task: [t.reward for t in g if t.trainable] for task, g in by_task.items()}
     return {"mean_reward": statistics.fmean(rewards) if rewards else None, "n": len(rewards),
             "masked": len(trajs) - len(rewards),
             "per_task": {task: statistics.fmean(r) if r else None for task, r in per_task.items()},
-            "last_turns": {task: [last_turn(codec, t) for t in g[:3]] for task, g in zip(tasks, groups, strict=True)}}
+            "sampled_turns": {task: [sampled_text(codec, t) for t in g[:3]] for task, g in by_task.items()}}
 
 
 def brief(ev: dict[str, Any]) -> str:
@@ -162,7 +163,7 @@ def brief(ev: dict[str, Any]) -> str:
     return f"{ev['mean_reward']:.3f} over {ev['n']} episodes ({ev['masked']} masked): {tasks}"
 
 
-def last_turn(codec: ChatCodec, t: Trajectory) -> str:
+def sampled_text(codec: ChatCodec, t: Trajectory) -> str:
     """The episode's sampled turns, each cut short: what the policy did (for reading the metrics)."""
     return " | ".join(codec.decode(t.token_ids[turn.start:turn.end]).replace("\n", " ")[:100]
                       for turn in t.turns if turn.role == "assistant")
