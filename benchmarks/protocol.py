@@ -1,7 +1,8 @@
 """Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus live terminal and db sessions.
 
 Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
-WebSocket (each client one session); envhub serves with its episode store on. Besides pairs/s and
+WebSocket (each client one session); envhub serves with its episode store on, a SQLite store that
+already holds 100,000 episodes (`prefilled_store`: the same start for every run). Besides pairs/s and
 latency it prints the server's CPU time per reset+step pair (user+system from /proc, threads
 included): on a shared, noisy machine that ratio moves far less than pairs/s. Prints a side-by-side
 table and a `--json` line.
@@ -19,6 +20,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -115,6 +117,31 @@ def cpu_s(pid: int) -> float:
         except FileNotFoundError:
             pass
     return total
+
+
+def prefilled_store(path: Path, episodes: int = 100_000) -> str:
+    """A SQLite episode store that has served a while: `episodes` past episodes of one step each,
+    with random ids as any client could make. The store's cost per write grows with its indexes, so
+    envhub is measured on this, the same for every run, not on whatever the default store holds."""
+    import random
+    import sqlite3
+
+    from envhub.store.db import create_schema, make_engine
+
+    path.unlink(missing_ok=True)
+    engine = make_engine(f"sqlite:///{path}")
+    create_schema(engine)
+    engine.dispose()
+    rng = random.Random(7)
+    ids = [rng.randbytes(12).hex() for _ in range(episodes)]
+    with sqlite3.connect(path) as db:
+        db.executemany("INSERT INTO episodes (id, env, task_id, harness, created_at, ended_at, step_count, detail, "
+                       "timings, reset_s) VALUES (?, 'echo', 'echo/say-done', 'plain', '2026-11-30 12:00:00.000000', "
+                       "'2026-11-30 12:00:00.001000', 1, '', '{}', 0.0001)", [(i,) for i in ids])
+        db.executemany("INSERT INTO episode_steps (episode_id, idx, tool, arguments, arguments_cut, observation, "
+                       "observation_cut, is_error, failure, elapsed_s) VALUES (?, 1, 'echo', '{\"message\":\"hi\"}', "
+                       "0, 'hi', 0, 0, 'ok', 0.0001)", [(i,) for i in ids])
+    return f"sqlite:///{path}"
 
 
 def pct(values: list[float], q: float) -> float:
@@ -280,8 +307,9 @@ async def main() -> None:
     results: dict[str, dict] = {}
 
     ep = free_port()
+    store = prefilled_store(Path(tempfile.gettempdir()) / "envhub_bench_store.sqlite3")
     hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
-                 "--env", "db", "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "8192"}, ep)
+                 "--env", "db", "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
     try:
         url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
         await throughput(envhub_loop, url, 8, 1.0, hub.pid)  # warm-up (lazy imports, caches, the store's schema)

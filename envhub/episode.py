@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field
 
 from envhub.errors import FailureClass
-from envhub.spec import EpisodeStep, Observation, ToolCall, escape_unencodable, unencodable
+from envhub.spec import Observation, ToolCall, escape_unencodable, unencodable
 
 MAX_OBSERVATION_CHARS = 4000  # characters of an observation's text kept (step log, trajectory, store)
 MAX_ARGUMENTS_CHARS = 8000  # characters of a step's arguments, as JSON, the store keeps
@@ -35,7 +36,7 @@ class EpisodeHeader(BaseModel):
 
     def plain(self) -> dict[str, Any]:
         return {"id": self.id, "env": self.env, "task_id": self.task_id, "harness": self.harness,
-                "policy_version": self.policy_version, "created_at": self.created_at.isoformat()}
+                "policy_version": self.policy_version, "created_at": self.created_at}
 
 
 class StepEntry(BaseModel):
@@ -72,14 +73,17 @@ class StepEntry(BaseModel):
                                 "data": self.observation.data},
                 "failure": self.failure.value, "elapsed_s": self.elapsed_s}
 
-    def stored(self) -> EpisodeStep:
-        """The entry as the store keeps it: arguments as JSON text and both texts bounded."""
-        args = json.dumps(self.action.arguments, ensure_ascii=False, default=str)
-        return EpisodeStep.model_construct(
-            step=self.step, tool=self.action.tool[:128], arguments=args[:MAX_ARGUMENTS_CHARS],
-            arguments_cut=len(args) > MAX_ARGUMENTS_CHARS, observation=self.observation.text,
-            observation_cut=self.observation_cut, is_error=self.observation.is_error, failure=self.failure.value,
-            elapsed_s=self.elapsed_s)
+    def stored(self) -> dict[str, Any]:
+        """The entry as the store keeps it (an `EpisodeStep`'s fields): arguments as JSON text and both
+        texts bounded. A plain dict: the store's writer makes one per step."""
+        try:
+            args = orjson.dumps(self.action.arguments).decode()
+        except TypeError:  # a lone surrogate (stored escaped) or a value JSON has no form for
+            args = json.dumps(self.action.arguments, ensure_ascii=False, default=str)
+        return {"step": self.step, "tool": self.action.tool[:128], "arguments": args[:MAX_ARGUMENTS_CHARS],
+                "arguments_cut": len(args) > MAX_ARGUMENTS_CHARS, "observation": self.observation.text,
+                "observation_cut": self.observation_cut, "is_error": self.observation.is_error,
+                "failure": self.failure.value, "elapsed_s": self.elapsed_s}
 
 
 def trajectory(entries: Sequence[StepEntry]) -> list[dict[str, Any]]:

@@ -356,6 +356,11 @@ class Tool:
     params: dict[str, Param] = field(default_factory=dict)
 
     def spec(self) -> ToolSpec:
+        """The tool as a reset answer lists it: built once per declaration and shared (read-only)."""
+        return self._spec
+
+    @cached_property
+    def _spec(self) -> ToolSpec:
         return ToolSpec(name=self.name, description=self.description, input_schema=self._schema)
 
     @cached_property

@@ -131,7 +131,11 @@ def _agent_error(e: AgentError) -> Observation:
 
 
 class _SessionIds:
-    """Unguessable session ids, drawing OS randomness in blocks (one getrandom per id is slow here)."""
+    """Unguessable session ids that sort by time: the creation time in milliseconds (12 hex digits)
+    then 96 random bits. The store keys episodes and their steps by this id, and ids that follow
+    one another land on the same few index pages: random ids scattered every batch of inserts over
+    the whole index, a cost that grew with the store. OS randomness is drawn in blocks (one
+    getrandom per id is slow here)."""
 
     def __init__(self) -> None:
         self._pool = b""
@@ -140,7 +144,7 @@ class _SessionIds:
         if len(self._pool) < 12:
             self._pool = os.urandom(12 * 256)
         raw, self._pool = self._pool[:12], self._pool[12:]
-        return base64.urlsafe_b64encode(raw).decode()
+        return f"{time.time_ns() // 1_000_000:012x}{base64.urlsafe_b64encode(raw).decode()}"
 
 
 class SessionManager:

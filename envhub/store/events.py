@@ -33,8 +33,8 @@ MAX_MESSAGE_CHARS = 2000
 Event = dict[str, Any]
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat()
+def _now() -> datetime:
+    return datetime.now(UTC)
 
 
 def created(session: Session) -> Event:
@@ -65,7 +65,7 @@ def plain(event: Event) -> Event:
     if not isinstance(event["episode"], dict):  # not yet plain (a spilled event is)
         out["episode"] = event["episode"].plain()
     if event["kind"] == "step" and isinstance(event["entry"], StepEntry):
-        out["entry"] = event["entry"].stored().model_dump()
+        out["entry"] = event["entry"].stored()
     elif event["kind"] == "verified" and not isinstance(event["result"], dict):
         out["result"] = event["result"].model_dump(mode="json")
     if out.get("result"):

@@ -29,17 +29,17 @@ def test_trajectory_line_keeps_the_keys_and_values_verifiers_read() -> None:
 
 def test_one_cap_marks_exactly_the_cut_observations() -> None:
     long, full = _entry("x" * (MAX_OBSERVATION_CHARS + 1)), _entry("x" * MAX_OBSERVATION_CHARS)
-    assert len(long.line()["observation"]["text"]) == MAX_OBSERVATION_CHARS and long.stored().observation_cut
-    assert full.line()["observation"]["text"] == full.observation.text and not full.stored().observation_cut
+    assert len(long.line()["observation"]["text"]) == MAX_OBSERVATION_CHARS and long.stored()["observation_cut"]
+    assert full.line()["observation"]["text"] == full.observation.text and not full.stored()["observation_cut"]
     assert "observation_cut" not in long.line() and "observation_cut" not in long.model_dump()
 
 
 def test_stored_step_bounds_the_arguments() -> None:
     stored = _entry(arguments={"command": "y" * 3 * MAX_ARGUMENTS_CHARS}).stored()
-    assert stored.arguments_cut and len(stored.arguments) == MAX_ARGUMENTS_CHARS
+    assert stored["arguments_cut"] and len(stored["arguments"]) == MAX_ARGUMENTS_CHARS
     small = _entry().stored()
-    assert not small.arguments_cut and json.loads(small.arguments) == {"command": "wc -l log.txt"}
-    assert (small.step, small.tool, small.failure, small.is_error) == (2, "bash", "agent_timeout", False)
+    assert not small["arguments_cut"] and json.loads(small["arguments"]) == {"command": "wc -l log.txt"}
+    assert (small["step"], small["tool"], small["failure"], small["is_error"]) == (2, "bash", "agent_timeout", False)
 
 
 def test_unencodable_arguments_are_logged_escaped() -> None:
