@@ -309,7 +309,8 @@ async def main() -> None:
     ep = free_port()
     store = prefilled_store(Path(tempfile.gettempdir()) / "envhub_bench_store.sqlite3")
     hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
-                 "--env", "db", "--log-level", "warning"], {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
+                 "--env", "db", "--log-level", "warning"],
+                {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
     try:
         url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
         await throughput(envhub_loop, url, 8, 1.0, hub.pid)  # warm-up (lazy imports, caches, the store's schema)
