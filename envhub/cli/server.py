@@ -60,6 +60,10 @@ def serve(host: str = typer.Option(None, help="Bind address."), port: int = type
     # full scans (benchmarks/protocol.py, 64 sessions: p99 81 -> 45 ms and ~6% less CPU per pair).
     gc.collect()
     gc.freeze()
+    # Each reset+step pair leaves a few hundred young objects, nearly all freed by reference counting:
+    # a young collection every 7,000 allocations, not 700, runs the collector a tenth as often
+    # (benchmarks/protocol.py, 64 sessions: about 10% less CPU per pair and a lower p99).
+    gc.set_threshold(7000, 10, 10)
     uvicorn.Server(uvicorn_config(served, settings, host=settings.host, port=settings.port, log_level=log_level)).run()
 
 
