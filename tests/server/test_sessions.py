@@ -57,3 +57,20 @@ async def wedge_a_shell(hub: Hub) -> None:
 
 async def test_a_shell_the_agent_wedged_is_agent_timeout_on_the_local_backend(hub: Hub):
     await wedge_a_shell(hub)
+
+
+def test_session_ids_sort_by_creation_and_stay_unguessable() -> None:
+    """The store keys episodes by session id: ids made one after another sort in that order (so their
+    rows land on the same index pages), and each still carries 96 random bits."""
+    import time
+
+    from envhub.server.sessions import _SessionIds
+
+    ids = _SessionIds()
+    made = []
+    for _ in range(5):
+        made.append(ids.next())
+        time.sleep(0.002)
+    assert made == sorted(made) and len(set(made)) == len(made)
+    randoms = {i[12:] for i in made}
+    assert len(randoms) == len(made) and all(len(r) == 16 for r in randoms)  # 12 bytes, base64

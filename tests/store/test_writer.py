@@ -289,3 +289,34 @@ async def test_a_steady_stream_is_written_in_few_batches(tmp_path: Path) -> None
         await writer.stop()
     assert writer.written == sent
     assert writer.batches <= 8, f"{sent} events in {writer.batches} batches"
+
+
+def test_the_writer_stores_values_as_the_orm_does(tmp_path: Path) -> None:
+    """The hot writes bypass SQLAlchemy's types (`repo._Bulk`): an episode written through them and one
+    written through the ORM must hold the same stored text, and read back as the same values."""
+    from sqlalchemy.orm import Session
+
+    from envhub.store import events as ev
+    from envhub.store.db import create_schema, make_engine
+    from envhub.store.models import EpisodeRow
+    from envhub.store.repo import get_episode, write_events
+
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    create_schema(engine)
+    at = datetime(2026, 12, 1, 6, 1, 2, 345678, tzinfo=UTC)
+    with Session(engine) as s, s.begin():
+        s.add(EpisodeRow(id="orm", env="echo", task_id="echo/say-done", harness="plain",
+                         created_at=datetime(2026, 12, 1, 6, 0, tzinfo=UTC), ended_at=at, step_count=1,
+                         detail="", timings={}, reset_s=0.25))
+    h = _header("raw")
+    with engine.begin() as conn:
+        write_events(conn, events=[ev.plain(e) for e in (
+            {"kind": "created", "episode": h, "reset_s": 0.25},
+            {"kind": "step", "episode": h, "entry": _entry(1, "m")},
+            {"kind": "closed", "episode": h, "at": at, "step_count": 1})])
+    stored = "SELECT created_at, ended_at, step_count, detail, timings, reset_s FROM episodes WHERE id = ?"
+    with sqlite3.connect(tmp_path / "store.sqlite3") as db:
+        assert db.execute(stored, ("raw",)).fetchone() == db.execute(stored, ("orm",)).fetchone()
+    with Session(engine) as s:
+        raw = get_episode(s, episode_id="raw")
+        assert raw is not None and (raw.ended_at, raw.timings, raw.step_count) == (at.replace(tzinfo=None), {}, 1)
