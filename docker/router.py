@@ -177,8 +177,11 @@ class Router:
                                "unavailable", retry_after=1)
             try:
                 return await self.forward(request, rep.url, body)
-            except aiohttp.ClientConnectorError:
-                rep.ready = False  # refused before it saw the request: safe to try the next one
+            except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
+                # Refused, or the connection dropped with no answer (a replica being stopped, or a
+                # kept-alive connection it had closed): try the next one. A reset it saw before it
+                # went leaves at most an orphan session there, which its lease reaps.
+                rep.ready = False
                 tried.add(rep.url)
 
     async def to_any(self, request: web.Request, body: bytes | None = None) -> web.Response:

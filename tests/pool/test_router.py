@@ -77,3 +77,45 @@ async def test_a_websocket_skips_a_replica_that_refuses_it(router, unused_tcp_po
             assert said["ok"] is False and said["error"]["code"] == "unavailable", said
             assert said["error"]["retryable"] is True
             await ws.close()
+
+
+async def test_a_reset_skips_a_replica_that_hangs_up(router):
+    """A replica being stopped accepts the connection and closes it without an answer: the reset goes
+    to the next ready replica, never a 500 (the Ray pool's scale test met this while a replica died)."""
+    import asyncio
+
+    from aiohttp import web
+    from aiohttp.test_utils import TestServer
+
+    async def hang_up(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        await reader.read(1)  # the request has arrived
+        writer.close()
+
+    async def created(request: web.Request) -> web.Response:
+        return web.json_response({"session_id": "s1"}, status=201)
+
+    live_app = web.Application()
+    live_app.router.add_post("/v1/sessions", created)
+    dying = await asyncio.start_server(hang_up, "127.0.0.1", 0)
+    port = dying.sockets[0].getsockname()[1]
+    try:
+        async with TestServer(live_app) as live:
+            gone = router.Replica(url=f"http://127.0.0.1:{port}", families={"echo"}, ready=True, free=9)
+            alive = router.Replica(url=str(live.make_url("")).rstrip("/"), families={"echo"}, ready=True, free=1)
+
+            class Fixed(router.Router):
+                async def refresh(self) -> None:  # the replicas below, as the last probe saw them
+                    pass
+
+            r = Fixed({"echo": []})
+            r.replicas = {gone.url: gone, alive.url: alive}
+            await r.start(web.Application())
+            try:
+                resp = await r.to_family(make_mocked_request("POST", "/v1/sessions"), "echo", b"{}")
+            finally:
+                await r.stop(web.Application())
+            assert resp.status == 201 and json.loads(resp.body)["session_id"] == "s1"
+            assert gone.ready is False  # skipped until a probe sees it again
+    finally:
+        dying.close()
+        await dying.wait_closed()
