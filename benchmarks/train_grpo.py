@@ -99,7 +99,7 @@ class OraclePolicy:
         self.turns = [tok.encode(format_call(a["tool"], a["arguments"]), add_special_tokens=False)
                       + [tok.eos_token_id] for a in actions]
 
-    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
         ids = self.turns.pop(0)
         return Generation(ids, [0.0] * len(ids), 0, "stop")
 
@@ -249,7 +249,7 @@ class LongTailPolicy:
     def push(self, _weights: Any, version: int) -> None:
         self.version = version
 
-    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
         version = self.version
         await asyncio.sleep(min(20.0, self.scale * self.rng.paretovariate(1.3)))
         answer = "in_transit" if self.rng.random() < 0.5 else "delivered"
