@@ -4,6 +4,10 @@ weights, a learner that consumes the buffer, weights pushed to the actor by vers
 The loss is the clipped token-level policy gradient (DAPO's asymmetric clip, token mean over the
 batch) with the generation-time logprobs as the behaviour policy; stale tokens were already masked
 by the buffer. η = 0 is synchronous: the actor starts a version's groups only after its weights.
+
+Each rollout slot samples with a seed derived from (run seed, group sequence number, member), and
+failed episodes are retried with that seed (`retries`): with η = 0 two runs from the same weights
+and seed sample the same trajectories whether or not the environment failed on the way.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from envhub.client import AsyncEnvClient
 from envhub.rl.buffer import Batch, BufferConfig, RolloutBuffer
 from envhub.rl.codec import ChatCodec
 from envhub.rl.policy import HFPolicy
-from envhub.rl.rollout import RolloutConfig, rollout_group
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group
 from envhub.rl.trajectory import Trajectory
 
 
@@ -117,17 +121,21 @@ class StepReport:
 @dataclass
 class TrainRun:
     reports: list[StepReport] = field(default_factory=list)
-    stats: Counter[str] = field(default_factory=Counter)
-    rollouts: int = 0
+    stats: Counter[str] = field(default_factory=Counter)  # the buffer's: masked_*, groups_repaired, ...
+    rollouts: int = 0  # episodes handed to the buffer (one per slot, after its retries)
+    #: every failed attempt by class, retried or not: each masked, none given a reward
     faults_seen: Counter[str] = field(default_factory=Counter)
+    retried: int = 0  # failed attempts run again
+    recovered: int = 0  # slots whose retry was judged (trainable) after failing
 
 
 async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner, codec: ChatCodec,
                      tasks: Sequence[str], *, steps: int, buffer_cfg: BufferConfig,
-                     rollout_cfg: RolloutConfig | None = None, seed: int = 0,
+                     rollout_cfg: RolloutConfig | None = None, seed: int = 0, retries: int = 0,
                      on_step: Callable[[StepReport], None] | None = None,
                      on_group: Callable[[list[Trajectory]], None] | None = None) -> TrainRun:
-    """Actor and learner concurrently until `steps` optimiser steps; returns per-step reports."""
+    """Actor and learner concurrently until `steps` optimiser steps; returns per-step reports.
+    `retries`: re-runs of an episode whose env/verifier failed (`rollout_group`)."""
     buf = RolloutBuffer(buffer_cfg)
     run = TrainRun()
     rng = random.Random(seed)
@@ -138,12 +146,17 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
 
     async def one_group(task_id: str, seq: int) -> None:
         try:
-            group = await rollout_group(env, policy, codec, task_id, buffer_cfg.group_size, cfg=rollout_cfg)
+            seeds = [derive_seed(seed, seq, i) for i in range(buffer_cfg.group_size)]
+            group = await rollout_group(env, policy, codec, task_id, buffer_cfg.group_size, cfg=rollout_cfg,
+                                        sampling_seeds=seeds, retries=retries)
         except BaseException:
             await buf.cancelled()
             raise
         run.rollouts += len(group)
         for t in group:
+            run.faults_seen.update(t.retried_failures)
+            run.retried += len(t.retried_failures)
+            run.recovered += bool(t.retried_failures) and t.trainable
             if not t.trainable:
                 run.faults_seen[t.failure_class] += 1
         if on_group is not None:
@@ -152,7 +165,9 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
 
     async def actor() -> None:
         while not stop.is_set():
-            if buf.may_submit(learner.version):
+            # the version the actor's weights have: the learner's counter moves before `push` lands, and
+            # a group started in between would sample with the old weights (η = 0 would not hold)
+            if buf.may_submit(policy.version):
                 task = asyncio.create_task(one_group(next(task_iter), buf.submitted()))
                 inflight.add(task)
                 task.add_done_callback(inflight.discard)
