@@ -68,6 +68,45 @@ def test_seeded_sampling_is_the_same_alone_and_batched(model_and_tok) -> None:
         assert max(abs(a - b) for a, b in zip(lp, gen.logprobs, strict=True)) <= 1e-4  # rule 15, batched
 
 
+def test_shared_prompt_scoring_matches_full_teacher_forcing(model_and_tok) -> None:
+    """The learner's scoring (each shared prompt forwarded once, only sampled tokens projected)
+    gives the full forward pass's logprobs and gradients."""
+    import copy
+
+    import torch
+
+    from envhub.rl.trainer import _pad, sampled_logprobs
+
+    model, tok = model_and_tok
+    model = copy.deepcopy(model)
+    codec = ChatCodec(tok)
+    enc = lambda text: tok.encode(text, add_special_tokens=False)  # noqa: E731
+    trajs = []
+    for prompt, turns in (("Find the balance of ACC-1.", ["I will look.", "It is 12."]),
+                          ("Find the balance of ACC-1.", ["Searching now, one moment please."]),
+                          ("Find the balance of ACC-1.", ["Twelve.", "Done, the answer stands."]),
+                          ("Name a colour.", ["Blue."])):
+        t = Trajectory(task_id="db/x", env="db")
+        t.add_prompt(codec.initial(prompt, []))
+        for i, text in enumerate(turns):
+            ids = enc(text) + [tok.eos_token_id]
+            t.add_sampled(ids, [0.0] * len(ids), 0)
+            if i + 1 < len(turns):
+                t.add_observation(codec.closing(ids) + codec.observation("ok"))
+        trajs.append(t)
+    mask = torch.tensor(_pad([t.loss_mask for t in trajs], 0)).bool()
+    dense = token_logprobs(model, [t.token_ids for t in trajs])
+    (-dense[mask].mean()).backward()
+    full_grads = {k: p.grad.clone() for k, p in model.named_parameters()}
+    model.zero_grad()
+    flat = sampled_logprobs(model, trajs)
+    (-flat.mean()).backward()
+    assert flat.shape == (int(mask.sum()),)
+    assert float((flat - dense[mask]).detach().abs().max()) <= 1e-4
+    for k, p in model.named_parameters():
+        assert float((p.grad - full_grads[k]).norm()) <= 1e-4 * float(full_grads[k].norm()) + 1e-8, k
+
+
 def test_prefix_plan_shares_each_groups_prompt() -> None:
     a, b = [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 9, 9, 9, 9, 9, 9]
     prompts = [a + [10], b + [11], a + [12, 13], b + [14], [1, 2, 5]]
