@@ -16,8 +16,10 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_train_grpo_smoke(tmp_path, smollm2) -> None:  # smollm2: the model cache exists before the subprocess
     out = tmp_path / "out"
+    # this checkout's envhub, also where the interpreter's own install points elsewhere (a worktree)
+    path = os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH", "")) if p)
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "train_grpo.py"), "--profile", "smoke",
-                           "--out", str(out)], cwd=REPO, env={**os.environ, "COLUMNS": "160"},
+                           "--out", str(out)], cwd=REPO, env={**os.environ, "COLUMNS": "160", "PYTHONPATH": path},
                           capture_output=True, text=True, timeout=1800)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     m = json.loads((out / "metrics.json").read_text())
