@@ -23,9 +23,12 @@ Evidence, not anecdotes:
   within each task, fixed bootstrap seed).
 - The fault run is the clean run again: same SFT weights, same run seed (so the same task order
   and the same sampling seed for every rollout slot), against a server that fails 10 % of resets,
-  steps and verifies. A failed episode is re-run with its seed (`--retries`, 3) before the buffer
-  repairs or drops what still failed, so both runs train on the same trajectories, up to the rare
-  episode that fails four times and the float rounding of different batch compositions.
+  steps and verifies. A failed episode is re-run with its seed (`--retries`, 5 in the cpu profile)
+  before the buffer repairs or drops what still failed, so both runs train on the same
+  trajectories, up to the rare episode that fails every time and the float rounding of different
+  batch compositions. (An episode makes about four server calls, so about 31 % fail at least once;
+  with 3 retries a slot still fails with probability 0.31^4 ≈ 0.9 %, about even odds of one
+  repaired group in the run's 64 slots, after which the runs' weights part; with 5, 0.09 %.)
 - Both GRPO runs use η = 0 in the cpu profile (`--eta`): with η ≥ 1 the actor samples a group's
   turns while the learner's steps land, so which weights sampled which turn, and hence the
   trajectories, depend on timing (and faults shift it). Synchronous rounds make a rollout a
@@ -82,7 +85,7 @@ PROFILES: dict[str, dict[str, Any]] = {
     # sized for two cores (about 18 min idle): the held-out "before" is the SFT model (the base model
     # does not know the tool-call format; --eval-base adds it); 12 paired episodes per held-out task
     "cpu": dict(sft_steps=8, steps=4, G=8, B=2, eval_samples=12, fault_rate=0.1, compare=True, per_turn=48,
-                dapo=False, sft_batch=2, lr=3e-5, eta=0, retries=3),
+                dapo=False, sft_batch=2, lr=3e-5, eta=0, retries=5),
     # only the async-vs-sync comparison (no model weights: the policy and learner costs are simulated)
     "compare": dict(sft_steps=0, steps=0, G=4, B=2, eval_samples=0, fault_rate=0.0, compare=True, per_turn=48,
                     dapo=False, sft_batch=2, lr=2e-5, only_compare=True, eta=0, retries=3),
