@@ -1,4 +1,4 @@
-"""Train SmolLM2-135M on envhub db tasks with envhub.rl: SFT warm-up, then async GRPO; held-out reward
+"""Train SmolLM2-135M on envhub db tasks with envhub.rl: SFT warm-up, then GRPO; held-out reward
 before and after, the same GRPO with injected env faults, and async (η=2) vs synchronous (η=0).
 
     python benchmarks/train_grpo.py                       # the CPU profile (≤ 20 min on 2 cores)
@@ -15,6 +15,25 @@ probing: after the warm-up, the held-out and training tasks are solved part of t
 groups carry signal (an all-0 or all-1 group teaches nothing). The harness renders only the tools
 the tasks' oracles use (plus submit_answer), to keep prompts short for a 135M model.
 `--train`, `--held-out` and `--sft-tasks` take other splits.
+
+Evidence, not anecdotes:
+- Held-out evaluation is paired: episode i of a task samples with the same seed at every evaluation
+  point (per-request generators in `HFPolicy`), so "before" and "after" differ only by the weights.
+  Each comparison reports the mean paired difference with a 95 % bootstrap CI (episodes resampled
+  within each task, fixed bootstrap seed).
+- The fault run is the clean run again: same SFT weights, same run seed (so the same task order
+  and the same sampling seed for every rollout slot), against a server that fails 10 % of resets,
+  steps and verifies. A failed episode is re-run with its seed (`--retries`, 5 in the cpu profile)
+  before the buffer repairs or drops what still failed, so both runs train on the same
+  trajectories, up to the rare episode that fails every time and the float rounding of different
+  batch compositions. (An episode makes about four server calls, so about 31 % fail at least once;
+  with 3 retries a slot still fails with probability 0.31^4 ≈ 0.9 %, about even odds of one
+  repaired group in the run's 64 slots, after which the runs' weights part; with 5, 0.09 %.)
+- Both GRPO runs use η = 0 in the cpu profile (`--eta`): with η ≥ 1 the actor samples a group's
+  turns while the learner's steps land, so which weights sampled which turn, and hence the
+  trajectories, depend on timing (and faults shift it). Synchronous rounds make a rollout a
+  function of the weights and its seed only. On two cores overlap buys little anyway: the actor
+  and the learner share them. The async-vs-sync comparison below still measures η = 2.
 
 Writes under --out: metrics.json, reward_curve.png, trajectories.jsonl.
 """
@@ -43,7 +62,7 @@ from envhub.client import AsyncEnvClient
 from envhub.rl.buffer import BufferConfig
 from envhub.rl.codec import ChatCodec, format_call
 from envhub.rl.policy import Generation, HFPolicy
-from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group, run_episode
 from envhub.rl.trainer import GRPOLearner, StepReport, sft_step, train_grpo
 from envhub.rl.trajectory import Trajectory, write_jsonl
 
@@ -62,16 +81,16 @@ PROFILES: dict[str, dict[str, Any]] = {
     # dapo=False on CPU: an all-equal group then costs a step with zero advantages instead of an
     # unbounded number of re-rolls (a weak model produces many of them)
     "smoke": dict(sft_steps=1, steps=1, G=2, B=1, eval_samples=0, fault_rate=0.0, compare=False, per_turn=48,
-                  dapo=False, sft_batch=2, lr=2e-5),
-    # sized for two shared cores: the held-out "before" is the SFT model (the base model does not
-    # know the tool-call format; --eval-base adds it)
-    "cpu": dict(sft_steps=8, steps=4, G=8, B=2, eval_samples=8, fault_rate=0.1, compare=True, per_turn=48,
-                dapo=False, sft_batch=2, lr=3e-5),
+                  dapo=False, sft_batch=2, lr=2e-5, eta=1, retries=3),
+    # sized for two cores (about 18 min idle): the held-out "before" is the SFT model (the base model
+    # does not know the tool-call format; --eval-base adds it); 12 paired episodes per held-out task
+    "cpu": dict(sft_steps=8, steps=4, G=8, B=2, eval_samples=12, fault_rate=0.1, compare=True, per_turn=48,
+                dapo=False, sft_batch=2, lr=3e-5, eta=0, retries=5),
     # only the async-vs-sync comparison (no model weights: the policy and learner costs are simulated)
     "compare": dict(sft_steps=0, steps=0, G=4, B=2, eval_samples=0, fault_rate=0.0, compare=True, per_turn=48,
-                    dapo=False, sft_batch=2, lr=2e-5, only_compare=True),
+                    dapo=False, sft_batch=2, lr=2e-5, only_compare=True, eta=0, retries=3),
     "cuda": dict(sft_steps=60, steps=40, G=8, B=4, eval_samples=16, fault_rate=0.1, compare=True, per_turn=96,
-                 dapo=True, sft_batch=8, lr=2e-5),
+                 dapo=True, sft_batch=8, lr=2e-5, eta=1, retries=3),
 }
 
 console = Console()
@@ -99,7 +118,7 @@ class OraclePolicy:
         self.turns = [tok.encode(format_call(a["tool"], a["arguments"]), add_special_tokens=False)
                       + [tok.eos_token_id] for a in actions]
 
-    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
         ids = self.turns.pop(0)
         return Generation(ids, [0.0] * len(ids), 0, "stop")
 
@@ -138,21 +157,46 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def evaluate(url: str, policy: HFPolicy, codec: ChatCodec, tasks: list[str], k: int, per_turn: int
-                   ) -> dict[str, Any]:
+def eval_seeds(task: str, k: int, seed: int) -> list[int]:
+    """Episode i of a task samples with the same seed at every evaluation point: paired figures."""
+    return [derive_seed("eval", seed, task, i) for i in range(k)]
+
+
+async def evaluate(url: str, policy: HFPolicy, codec: ChatCodec, tasks: list[str], k: int, per_turn: int,
+                   seed: int = 0) -> dict[str, Any]:
     if k <= 0:
         return {"mean_reward": None, "n": 0}
+    t0 = time.monotonic()
     async with AsyncEnvClient(url) as env:
-        groups = await asyncio.gather(*(rollout_group(env, policy, codec, t, k, cfg=rollout_cfg(t, per_turn))
-                                        for t in tasks))
+        groups = await asyncio.gather(*(rollout_group(env, policy, codec, t, k, cfg=rollout_cfg(t, per_turn),
+                                                      sampling_seeds=eval_seeds(t, k, seed)) for t in tasks))
     by_task = dict(zip(tasks, groups, strict=True))
     trajs = [t for g in groups for t in g]
     rewards = [t.reward for t in trajs if t.trainable]
     per_task = {task: [t.reward for t in g if t.trainable] for task, g in by_task.items()}
     return {"mean_reward": statistics.fmean(rewards) if rewards else None, "n": len(rewards),
-            "masked": len(trajs) - len(rewards),
+            "masked": len(trajs) - len(rewards), "wall_s": round(time.monotonic() - t0, 1),
             "per_task": {task: statistics.fmean(r) if r else None for task, r in per_task.items()},
+            # episode i of each task, in seed order (None: masked): what the paired comparisons read
+            "rewards": {task: [t.reward if t.trainable else None for t in g] for task, g in by_task.items()},
             "sampled_turns": {task: [sampled_text(codec, t) for t in g[:3]] for task, g in by_task.items()}}
+
+
+def paired(before: dict[str, Any], after: dict[str, Any], resamples: int = 10_000, seed: int = 13) -> dict[str, Any]:
+    """after − before over the episodes judged in both (same task, same sampling seed): the mean
+    difference and its 95 % bootstrap CI, resampling episodes within each task (each task's count is
+    fixed by the design, so the CI is over sampling, for these tasks)."""
+    diffs = {task: [b - a for a, b in zip(before["rewards"][task], after["rewards"][task], strict=True)
+                    if a is not None and b is not None] for task in before["rewards"]}
+    diffs = {task: d for task, d in diffs.items() if d}
+    flat = [x for d in diffs.values() for x in d]
+    if not flat:
+        return {"n": 0, "mean_diff": None, "ci95": None}
+    rng = random.Random(seed)
+    means = sorted(sum(sum(rng.choices(d, k=len(d))) for d in diffs.values()) / len(flat) for _ in range(resamples))
+    return {"n": len(flat), "mean_diff": statistics.fmean(flat),
+            "ci95": [means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1]],
+            "changed": sum(x != 0 for x in flat), "up": sum(x > 0 for x in flat), "down": sum(x < 0 for x in flat)}
 
 
 def brief(ev: dict[str, Any]) -> str:
@@ -160,7 +204,15 @@ def brief(ev: dict[str, Any]) -> str:
     if ev["mean_reward"] is None:
         return "none judged"
     tasks = ", ".join(f"{t.rsplit('/', 1)[-1]} {r:.2f}" for t, r in ev["per_task"].items() if r is not None)
-    return f"{ev['mean_reward']:.3f} over {ev['n']} episodes ({ev['masked']} masked): {tasks}"
+    return f"{ev['mean_reward']:.3f} over {ev['n']} episodes ({ev['masked']} masked, {ev['wall_s']:.0f} s): {tasks}"
+
+
+def brief_diff(c: dict[str, Any]) -> str:
+    if c["mean_diff"] is None:
+        return "no paired episodes"
+    lo, hi = c["ci95"]
+    return (f"Δ {c['mean_diff']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}] over {c['n']} paired episodes "
+            f"({c['changed']} changed)")
 
 
 def sampled_text(codec: ChatCodec, t: Trajectory) -> str:
@@ -182,55 +234,112 @@ async def sft_data(url: str, tok: Any, codec: ChatCodec, tasks: list[str], per_t
 @dataclass
 class PhaseResult:
     reports: list[StepReport]
-    faults_seen: dict[str, int]
+    faults_seen: dict[str, int]  # every failed attempt by class (retried or not), each masked
+    retried: int
+    recovered: int
     stats: dict[str, int]
     wall_s: float
     rollouts: int
     untrainable_with_reward: int
+    per_step: list[dict[str, Any]]  # faults and retries of each step's groups (η = 0: rolled out for that step)
+    sampled: dict[int, tuple[int, ...]]  # sampling seed → the judged episode's tokens (slots that trained)
 
 
-def step_table(rep: StepReport, faults: Counter[str]) -> Table:
+def step_table(rep: StepReport, faults: Counter[str], retried: int) -> Table:
     m = rep.metrics
     t = Table(box=None, show_header=rep.step == 1)
-    for col in ("step", "reward", "valid", "repaired", "dropped", "dapo", "masked faults", "stale drops", "tok/s",
-                "loss", "s"):
+    for col in ("step", "reward", "valid", "retried", "repaired", "dropped", "dapo", "masked faults", "stale drops",
+                "tok/s", "loss", "s"):
         t.add_column(col, justify="right")
     masked = sum(v for k, v in m.items() if k.startswith("masked_"))
     stale = sum(v for k, v in m.items() if k.startswith("dropped_"))
     valid = rep.trajectories / max(1.0, rep.trajectories + masked)
-    t.add_row(str(rep.step), f"{m.get('mean_reward', 0):.3f}", f"{valid:.2f}", f"{m.get('groups_repaired', 0):.0f}",
-              f"{m.get('groups_dropped', 0):.0f}", f"{m.get('groups_dapo_filtered', 0):.0f}",
-              ",".join(f"{k}:{v}" for k, v in faults.items()) or "0", f"{stale:.0f}", f"{rep.tokens_per_s:.1f}",
-              f"{m.get('loss', 0):+.4f}", f"{rep.wall_s:.1f}")
+    t.add_row(str(rep.step), f"{m.get('mean_reward', 0):.3f}", f"{valid:.2f}", str(retried),
+              f"{m.get('groups_repaired', 0):.0f}", f"{m.get('groups_dropped', 0):.0f}",
+              f"{m.get('groups_dapo_filtered', 0):.0f}", ",".join(f"{k}:{v}" for k, v in faults.items()) or "0",
+              f"{stale:.0f}", f"{rep.tokens_per_s:.1f}", f"{m.get('loss', 0):+.4f}", f"{rep.wall_s:.1f}")
     return t
 
 
 async def grpo_phase(url: str, policy: HFPolicy, learner: GRPOLearner, codec: ChatCodec, p: dict[str, Any],
-                     tasks: list[str], eta: int, jsonl: Path | None, label: str) -> PhaseResult:
-    console.rule(f"GRPO {label}: {p['steps']} steps, G={p['G']}, B={p['B']}, η={eta}")
-    faults: Counter[str] = Counter()
+                     tasks: list[str], jsonl: Path | None, label: str, seed: int) -> PhaseResult:
+    eta = p["eta"]
+    console.rule(f"GRPO {label}: {p['steps']} steps, G={p['G']}, B={p['B']}, η={eta}, retries={p['retries']}")
+    faults: Counter[str] = Counter()  # every failed attempt (cumulative, for the progress table)
+    counts: Counter[str] = Counter()  # since the last step
+    per_step: list[dict[str, Any]] = []
+    sampled: dict[int, tuple[int, ...]] = {}
+    new_seeds: list[int] = []
     bad = [0]
     cfg = rollout_cfg(tasks, p["per_turn"])
 
     def on_group(group: list[Trajectory]) -> None:
         for t in group:
+            faults.update(t.retried_failures)
+            counts["failed_attempts"] += len(t.retried_failures) + (not t.trainable)
+            counts["retried"] += len(t.retried_failures)
+            counts["recovered"] += bool(t.retried_failures) and t.trainable
+            counts["still_failed"] += not t.trainable
             if not t.trainable:
                 faults[t.failure_class] += 1
                 bad[0] += t.reward is not None  # must stay 0: a fault is never a reward
+            else:
+                sampled[t.sampling["seed"]] = tuple(t.token_ids)
+                new_seeds.append(t.sampling["seed"])
         if jsonl is not None:
             write_jsonl(group, jsonl)
         console.print(f"  group {group[0].task_id}: rewards {[t.reward for t in group]}, "
                       f"turns {[t.num_turns for t in group]}, tool errors {sum(t.num_tool_errors for t in group)}, "
+                      f"retried {sum(len(t.retried_failures) for t in group)}, "
                       f"gen {max(t.gen_s for t in group):.0f}s env {max(t.env_s for t in group):.0f}s", style="dim")
+
+    def on_step(rep: StepReport) -> None:
+        m = rep.metrics
+        per_step.append({"step": rep.step, "mean_reward": round(m.get("mean_reward", 0.0), 4),
+                         "failed_attempts": counts["failed_attempts"], "retried": counts["retried"],
+                         "recovered": counts["recovered"], "still_failed": counts["still_failed"],
+                         "groups_repaired": int(m.get("groups_repaired", 0)),
+                         "groups_dropped": int(m.get("groups_dropped", 0)), "seeds": list(new_seeds)})
+        counts.clear()
+        new_seeds.clear()
+        console.print(step_table(rep, faults, sum(d["retried"] for d in per_step)))
 
     t0 = time.monotonic()
     async with AsyncEnvClient(url) as env:
         run = await train_grpo(env, policy, learner, codec, tasks, steps=p["steps"],
                                buffer_cfg=BufferConfig(batch_groups=p["B"], group_size=p["G"], eta=eta,
                                                        max_concurrent=max(2, p["B"] * (eta + 1)), dapo=p["dapo"]),
-                               rollout_cfg=cfg, on_step=lambda r: console.print(step_table(r, faults)),
-                               on_group=on_group)
-    return PhaseResult(run.reports, dict(run.faults_seen), dict(run.stats), time.monotonic() - t0, run.rollouts, bad[0])
+                               rollout_cfg=cfg, seed=seed, retries=p["retries"], on_step=on_step, on_group=on_group)
+    return PhaseResult(run.reports, dict(run.faults_seen), run.retried, run.recovered, dict(run.stats),
+                       time.monotonic() - t0, run.rollouts, bad[0], per_step, sampled)
+
+
+def fault_comparison(clean: PhaseResult, faulty: PhaseResult) -> dict[str, Any]:
+    """The two GRPO runs side by side, step by step: rewards, the faults of the fault run and how
+    many rollout slots sampled exactly the clean run's tokens (the same seed in both)."""
+    rows = []
+    for c, f in zip(clean.per_step, faulty.per_step, strict=False):
+        both = [s for s in f["seeds"] if s in clean.sampled]
+        rows.append({"step": c["step"], "reward_clean": c["mean_reward"], "reward_faults": f["mean_reward"],
+                     "same_tokens": sum(clean.sampled[s] == faulty.sampled[s] for s in both),
+                     "slots_compared": len(both),
+                     **{k: f[k] for k in ("failed_attempts", "retried", "recovered", "still_failed", "groups_repaired",
+                                          "groups_dropped")}})
+    total = {k: sum(r[k] for r in rows) for k in ("same_tokens", "slots_compared", "failed_attempts", "retried",
+                                                   "recovered", "still_failed", "groups_repaired", "groups_dropped")}
+    return {"per_step": rows, "total": total, "faults_by_class": faulty.faults_seen,
+            "faults_with_a_reward": faulty.untrainable_with_reward}
+
+
+def print_fault_comparison(fc: dict[str, Any]) -> None:
+    t = Table("step", "reward clean", "reward faults", "same tokens", "failed attempts", "retried", "recovered",
+              "still failed", "groups repaired", "groups dropped", title="clean vs injected faults, same seeds")
+    for r in fc["per_step"] + [{"step": "all", "reward_clean": None, "reward_faults": None, **fc["total"]}]:
+        t.add_row(str(r["step"]), "" if r["reward_clean"] is None else f"{r['reward_clean']:.3f}",
+                  "" if r["reward_faults"] is None else f"{r['reward_faults']:.3f}",
+                  f"{r['same_tokens']}/{r['slots_compared']}", str(r["failed_attempts"]), str(r["retried"]),
+                  str(r["recovered"]), str(r["still_failed"]), str(r["groups_repaired"]), str(r["groups_dropped"]))
+    console.print(t)
 
 
 # -- async vs sync -----------------------------------------------------------------------------------------
@@ -249,7 +358,7 @@ class LongTailPolicy:
     def push(self, _weights: Any, version: int) -> None:
         self.version = version
 
-    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
         version = self.version
         await asyncio.sleep(min(20.0, self.scale * self.rng.paretovariate(1.3)))
         answer = "in_transit" if self.rng.random() < 0.5 else "delivered"
@@ -335,6 +444,8 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
          group_size: int = typer.Option(None, help="G: rollouts per group."),
          batch_groups: int = typer.Option(None, help="B: groups per optimiser step."),
          fault_rate: float = typer.Option(None, help="Injected env faults in the second GRPO run (0: none)."),
+         eta: int = typer.Option(None, help="η of both GRPO runs (0: synchronous; the profile's by default)."),
+         retries: int = typer.Option(None, help="Re-runs of an episode whose env or verifier failed."),
          compare: bool = typer.Option(None, help="Run the async-vs-sync comparison.")) -> None:
     import torch
 
@@ -343,7 +454,8 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run the finally blocks: stop the servers
     p = dict(PROFILES[profile])
     for key, value in (("steps", steps), ("sft_steps", sft_steps), ("lr", lr), ("eval_samples", eval_samples),
-                       ("G", group_size), ("B", batch_groups), ("fault_rate", fault_rate), ("compare", compare)):
+                       ("G", group_size), ("B", batch_groups), ("fault_rate", fault_rate), ("eta", eta),
+                       ("retries", retries), ("compare", compare)):
         if value is not None:
             p[key] = value
     train_tasks, held, sft_set = (v.split(",") for v in (train, held_out, sft_tasks))
@@ -391,8 +503,9 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             policy = HFPolicy(actor, tok, temperature=1.0)
             evals: dict[str, Any] = {}
             t0 = time.monotonic()
+            k = p["eval_samples"]
             if eval_base:
-                evals["base"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
+                evals["base"] = await evaluate(clean.url, policy, codec, held, k, p["per_turn"], seed)
                 console.print(f"held-out reward, base model: {brief(evals['base'])}")
             # -- SFT warm-up on oracle episodes of other tasks --------------------------------------
             data = await sft_data(clean.url, tok, codec, sft_set, p["per_turn"])
@@ -409,29 +522,31 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
             policy.push(sft_weights, 0)
             result["sft"] = {"steps": p["sft_steps"], "episodes": len(data), "loss_first": losses[0],
                              "loss_last": losses[-1], "wall_s": round(time.monotonic() - t0, 1)}
-            evals["after_sft"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
+            evals["after_sft"] = await evaluate(clean.url, policy, codec, held, k, p["per_turn"], seed)
             console.print(f"held-out reward after SFT: {brief(evals['after_sft'])}")
             # -- GRPO --------------------------------------------------------------------------------
-            learner = GRPOLearner(learner_model, lr=p["lr"])
-            phase = await grpo_phase(clean.url, policy, learner, codec, p, train_tasks, eta=1, jsonl=jsonl,
-                                     label="clean")
-            evals["after_grpo"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"], p["per_turn"])
+            # a micro-batch per group: its members share their prompt, which the learner forwards once
+            learner = GRPOLearner(learner_model, lr=p["lr"], micro_batch=p["G"])
+            phase = await grpo_phase(clean.url, policy, learner, codec, p, train_tasks, jsonl, "clean", seed)
+            evals["after_grpo"] = await evaluate(clean.url, policy, codec, held, k, p["per_turn"], seed)
             console.print(f"held-out reward after GRPO: {brief(evals['after_grpo'])}")
             curves = {"clean": [r.metrics.get("mean_reward", 0.0) for r in phase.reports]}
             result["grpo"] = _phase_json(phase)
-            # -- the same GRPO from the SFT weights, with injected env faults --------------------------
+            # -- the same GRPO (SFT weights, seeds, task order) with injected env faults ----------------
             if faulty:
                 learner_model.load_state_dict(sft_weights)
                 policy.push(sft_weights, 0)
-                learner = GRPOLearner(learner_model, lr=p["lr"])
-                fphase = await grpo_phase(faulty.url, policy, learner, codec, p, train_tasks, eta=1, jsonl=None,
-                                          label=f"{p['fault_rate']:.0%} injected env faults")
-                evals["after_grpo_faults"] = await evaluate(clean.url, policy, codec, held, p["eval_samples"],
-                                                            p["per_turn"])
+                learner = GRPOLearner(learner_model, lr=p["lr"], micro_batch=p["G"])
+                fphase = await grpo_phase(faulty.url, policy, learner, codec, p, train_tasks, None,
+                                          f"{p['fault_rate']:.0%} injected env faults", seed)
+                evals["after_grpo_faults"] = await evaluate(clean.url, policy, codec, held, k, p["per_turn"], seed)
                 console.print(f"held-out reward after GRPO with faults: {brief(evals['after_grpo_faults'])}")
                 curves["faults"] = [r.metrics.get("mean_reward", 0.0) for r in fphase.reports]
                 result["grpo_faults"] = _phase_json(fphase)
+                result["fault_comparison"] = fault_comparison(phase, fphase)
+                print_fault_comparison(result["fault_comparison"])
             result["eval"] = evals
+            result["comparisons"] = comparisons(evals)
             if p["compare"]:
                 result["async_vs_sync"] = await async_vs_sync(clean.url, tok, codec)
             plot(curves, evals, out / "reward_curve.png")
@@ -447,17 +562,50 @@ def main(profile: str = typer.Option("cpu", help="smoke | cpu | cuda"),
     for k, v in result.get("eval", {}).items():
         summary.add_row(f"held-out reward {k}", f"{v['mean_reward']}" if v["mean_reward"] is None
                         else f"{v['mean_reward']:.3f} (n={v['n']})")
+    for k, c in result.get("comparisons", {}).items():
+        summary.add_row(k, brief_diff(c))
+    if "fault_comparison" in result:
+        tot = result["fault_comparison"]["total"]
+        summary.add_row("fault run", f"{tot['failed_attempts']} faults, all masked "
+                        f"({result['fault_comparison']['faults_with_a_reward']} with a reward); {tot['retried']} "
+                        f"retried, {tot['still_failed']} still failed → {tot['groups_repaired']} groups repaired, "
+                        f"{tot['groups_dropped']} dropped; {tot['same_tokens']}/{tot['slots_compared']} slots "
+                        "sampled the clean run's tokens")
     summary.add_row("wall", f"{result['wall_s']:.0f} s")
     console.print(summary)
+    if result.get("comparisons"):
+        console.print(one_line(result))
     console.print(f"wrote {out / 'metrics.json'}, {out / 'reward_curve.png'}")
+
+
+#: (after, before) pairs reported, when both were evaluated
+COMPARISONS = (("after_sft", "base"), ("after_grpo", "after_sft"), ("after_grpo_faults", "after_grpo"),
+               ("after_grpo_faults", "after_sft"))
+
+
+def comparisons(evals: dict[str, Any]) -> dict[str, Any]:
+    return {f"{a} - {b}": paired(evals[b], evals[a]) for a, b in COMPARISONS
+            if evals.get(a, {}).get("n") and evals.get(b, {}).get("n")}
+
+
+def one_line(result: dict[str, Any]) -> str:
+    """The evidence in one line: each figure (mean, n) and each paired difference with its CI."""
+    ev, cmp = result["eval"], result["comparisons"]
+    parts = [f"{k} {v['mean_reward']:.3f} (n={v['n']})" for k, v in ev.items() if v["mean_reward"] is not None]
+    for k, c in cmp.items():
+        if c["mean_diff"] is not None:
+            lo, hi = c["ci95"]
+            parts.append(f"{k}: {c['mean_diff']:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+    return "held-out, paired by seed, 95% bootstrap CI: " + "; ".join(parts)
 
 
 def _phase_json(ph: PhaseResult) -> dict[str, Any]:
     return {"steps": len(ph.reports), "wall_s": round(ph.wall_s, 1), "rollouts": ph.rollouts,
             "faults_masked": ph.faults_seen, "faults_with_a_reward": ph.untrainable_with_reward,
-            "buffer": ph.stats,
+            "retried": ph.retried, "recovered": ph.recovered, "buffer": ph.stats,
             "reward_per_step": [round(r.metrics.get("mean_reward", 0.0), 4) for r in ph.reports],
-            "tokens_per_s": [round(r.tokens_per_s, 1) for r in ph.reports]}
+            "tokens_per_s": [round(r.tokens_per_s, 1) for r in ph.reports],
+            "per_step": [{k: v for k, v in d.items() if k != "seeds"} for d in ph.per_step]}
 
 
 if __name__ == "__main__":

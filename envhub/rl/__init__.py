@@ -9,9 +9,9 @@ with the `rl` extra (`pip install -e '.[rl]'`); this package imports them only w
 from envhub.rl.buffer import Batch, BufferConfig, RolloutBuffer
 from envhub.rl.codec import ChatCodec, parse_tool_call
 from envhub.rl.policy import Generation, HFPolicy, OpenAICompletionsPolicy, Policy
-from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group, run_episode
 from envhub.rl.trajectory import Trajectory, read_jsonl, write_jsonl
 
 __all__ = ["Batch", "BufferConfig", "ChatCodec", "Generation", "HFPolicy", "OpenAICompletionsPolicy", "Policy",
-           "RolloutBuffer", "RolloutConfig", "Trajectory", "parse_tool_call", "read_jsonl", "rollout_group",
-           "run_episode", "write_jsonl"]
+           "RolloutBuffer", "RolloutConfig", "Trajectory", "derive_seed", "parse_tool_call", "read_jsonl",
+           "rollout_group", "run_episode", "write_jsonl"]

@@ -4,11 +4,16 @@ Every server failure class is carried through: `env_error`, `verifier_error`, `t
 `unavailable` end the episode with reward `None` (excluded from training, never a 0); one failed
 rollout never aborts its group. A malformed tool call is the policy's: an `agent_error` turn fed
 back to the model, and the episode goes on.
+
+Sampling is seeded per episode: turn k of an episode with sampling seed s samples with
+`derive_seed(s, k)`, so a re-run of a failed episode (`rollout_group(retries=...)`) samples what
+the failed attempt would have, given the same weights.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import time
 import uuid
 from collections.abc import Sequence
@@ -24,6 +29,12 @@ from envhub.rl.policy import Policy
 from envhub.rl.trajectory import Trajectory
 
 UNTRAINABLE = frozenset(c.value for c in FailureClass if not c.trainable)
+
+
+def derive_seed(*parts: object) -> int:
+    """A 63-bit seed from its parts (run seed, group, member, turn...), the same in every process."""
+    digest = hashlib.blake2b("/".join(map(str, parts)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") >> 1
 
 
 @dataclass
@@ -47,13 +58,15 @@ def budget_for_turn(cfg: RolloutConfig, context_len: int) -> int:
 
 async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, *,
                       cfg: RolloutConfig | None = None, seed: int | None = None, group_id: str = "",
-                      repeat_index: int = 0) -> Trajectory:
+                      repeat_index: int = 0, sampling_seed: int | None = None) -> Trajectory:
+    """One episode. `seed` goes to the environment's reset; `sampling_seed` seeds the policy's
+    sampling (turn k: `derive_seed(sampling_seed, k)`); None leaves sampling unseeded."""
     cfg = cfg or RolloutConfig()
     family = task_id.split("/", 1)[0]
     traj = Trajectory(task_id=task_id, env=family, group_id=group_id, repeat_index=repeat_index,
                       episode_seed=seed, engine=getattr(policy, "engine", ""),
                       sampling={"per_turn_tokens": cfg.per_turn_tokens, "token_budget": cfg.token_budget,
-                                "temperature": getattr(policy, "temperature", None)})
+                                "temperature": getattr(policy, "temperature", None), "seed": sampling_seed})
     session_id: str | None = None
     t_env = 0.0
     try:
@@ -67,13 +80,14 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
             tools = [t for t in tools if t["name"] in cfg.tools]
         traj.add_prompt(codec.initial(created.observation.text or created.task.prompt, tools, cfg.system))
         finish = "max_turns"
-        for _ in range(cfg.max_turns):
+        for turn in range(cfg.max_turns):
             max_tokens = budget_for_turn(cfg, len(traj.token_ids))
             if max_tokens <= 0:  # rule 16: end before the engine could refuse an overflowing request
                 finish = "budget"
                 break
             t0 = time.monotonic()
-            gen = await policy.generate(traj.token_ids, max_tokens)
+            turn_seed = None if sampling_seed is None else derive_seed(sampling_seed, turn)
+            gen = await policy.generate(traj.token_ids, max_tokens, seed=turn_seed)
             traj.gen_s += time.monotonic() - t0
             traj.num_turns += 1
             try:
@@ -95,6 +109,7 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
                 traj.failure_class = res.failure.value
                 traj.failure_detail = res.observation.text[:500]
                 traj.finish_reason = "error"
+                traj.retryable = res.retryable
                 return traj
             if res.failure != FailureClass.ok:
                 traj.num_tool_errors += 1
@@ -115,14 +130,15 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
         traj.passed = verdict.passed
         traj.checks = [c.model_dump() for c in verdict.checks]
         traj.reward = float(verdict.reward) if verdict.trainable else None
-    except EnvhubError as e:
-        _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail)
+        traj.retryable = not verdict.trainable and verdict.retryable
+    except EnvhubError as e:  # a refused request (4xx, no failure class) is not the policy's and won't pass later
+        _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail, e.retryable)
     except (TimeoutError, aiohttp.ClientError, OSError) as e:
-        _fail(traj, FailureClass.unavailable.value, f"{type(e).__name__}: {e}")
+        _fail(traj, FailureClass.unavailable.value, f"{type(e).__name__}: {e}", True)
     except asyncio.CancelledError:
         raise
     except Exception as e:  # a policy backend fault: no policy output could have caused it
-        _fail(traj, FailureClass.unavailable.value, f"rollout crashed: {type(e).__name__}: {e}")
+        _fail(traj, FailureClass.unavailable.value, f"rollout crashed: {type(e).__name__}: {e}", True)
     finally:
         traj.env_s = t_env
         if session_id is not None:
@@ -137,26 +153,48 @@ def _append_observation(traj: Trajectory, codec: ChatCodec, sampled: list[int], 
     traj.add_observation(codec.closing(sampled) + codec.observation(text))
 
 
-def _fail(traj: Trajectory, failure_class: str, detail: str) -> None:
+def _fail(traj: Trajectory, failure_class: str, detail: str, retryable: bool) -> None:
     traj.failure_class = failure_class
     traj.failure_detail = detail[:500]
     traj.finish_reason = "error"
+    traj.retryable = retryable and failure_class in UNTRAINABLE
     if failure_class in UNTRAINABLE:
         traj.reward = None
 
 
 async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, G: int, *,
                         cfg: RolloutConfig | None = None, seed: int | None = None,
+                        sampling_seeds: Sequence[int] | None = None, retries: int = 0,
                         limit: asyncio.Semaphore | None = None) -> list[Trajectory]:
-    """G episodes of one task, concurrently (under `limit`, the concurrency cap)."""
+    """G episodes of one task, concurrently (under `limit`, the concurrency cap); member i samples
+    with `sampling_seeds[i]` (unseeded without them).
+
+    An episode that ends in a fault no policy can cause and that may pass on a second try
+    (`env_error`, `unavailable`, `verifier_error` as the server classes them retryable; not
+    `task_invalid`, a refused request or the agent's own classes) is run again, with the same
+    sampling seed, up to `retries` times: tinker-cookbook's RetryOnFailure (rl.md §2.4), so the
+    buffer repairs or drops only what still failed. The failed attempts stay masked (no reward);
+    their classes are listed in the returned trajectory's `retried_failures`."""
+    if sampling_seeds is not None and len(sampling_seeds) != G:
+        raise ValueError(f"{len(sampling_seeds)} sampling seeds for a group of {G}")
     group_id = uuid.uuid4().hex[:12]
 
-    async def one(i: int) -> Trajectory:
+    async def attempt(i: int) -> Trajectory:
+        s = None if sampling_seeds is None else sampling_seeds[i]
         if limit is None:
             return await run_episode(env, policy, codec, task_id, cfg=cfg, seed=seed, group_id=group_id,
-                                     repeat_index=i)
+                                     repeat_index=i, sampling_seed=s)
         async with limit:
             return await run_episode(env, policy, codec, task_id, cfg=cfg, seed=seed, group_id=group_id,
-                                     repeat_index=i)
+                                     repeat_index=i, sampling_seed=s)
+
+    async def one(i: int) -> Trajectory:
+        failed: list[str] = []
+        while True:
+            t = await attempt(i)
+            if t.trainable or not t.retryable or len(failed) >= retries:
+                t.retried_failures = failed
+                return t
+            failed.append(t.failure_class)
 
     return list(await asyncio.gather(*(one(i) for i in range(G))))

@@ -4,6 +4,10 @@ weights, a learner that consumes the buffer, weights pushed to the actor by vers
 The loss is the clipped token-level policy gradient (DAPO's asymmetric clip, token mean over the
 batch) with the generation-time logprobs as the behaviour policy; stale tokens were already masked
 by the buffer. η = 0 is synchronous: the actor starts a version's groups only after its weights.
+
+Each rollout slot samples with a seed derived from (run seed, group sequence number, member), and
+failed episodes are retried with that seed (`retries`): with η = 0 two runs from the same weights
+and seed sample the same trajectories whether or not the environment failed on the way.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from envhub.client import AsyncEnvClient
 from envhub.rl.buffer import Batch, BufferConfig, RolloutBuffer
 from envhub.rl.codec import ChatCodec
 from envhub.rl.policy import HFPolicy
-from envhub.rl.rollout import RolloutConfig, rollout_group
+from envhub.rl.prefix import forward_shared, plan_prefixes
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group
 from envhub.rl.trajectory import Trajectory
 
 
@@ -40,6 +45,34 @@ def token_logprobs(model: Any, ids: list[list[int]], temperature: float = 1.0) -
     logits = model(input_ids=x, attention_mask=att).logits[:, :-1].float() / temperature
     lp = torch.log_softmax(logits, dim=-1).gather(-1, x[:, 1:].unsqueeze(-1)).squeeze(-1)
     return torch.nn.functional.pad(lp, (1, 0))
+
+
+def sampled_logprobs(model: Any, trajectories: Sequence[Trajectory], temperature: float = 1.0) -> Any:
+    """Teacher-forced logprob of every loss-masked token, trajectory by trajectory, in order (the
+    order of `[lp for t in trajectories for lp, m in zip(t.logprobs, t.loss_mask) if m]`).
+
+    Trajectories that share their prompt (a GRPO group's) forward it once, and the vocabulary
+    projection runs over the scored tokens only: together most of a small model's training cost on
+    CPU. The sampled tokens all come after `prompt_len`, so none is inside a shared prefix."""
+    import torch
+
+    dev = next(model.parameters()).device
+    seqs = [t.token_ids for t in trajectories]
+    plan = plan_prefixes([s[:t.prompt_len] for s, t in zip(seqs, trajectories, strict=True)],
+                         list(range(len(seqs))))
+    f = forward_shared(model, seqs, plan, 0, dev)
+    row_of = {r: b for b, r in enumerate(f.order)}
+    rows, cols, targets = [], [], []
+    for r, t in enumerate(trajectories):
+        for k in range(1, len(t.token_ids)):
+            if t.loss_mask[k]:  # scored from the hidden state of the token before it
+                assert k - 1 >= f.shared[r], "a sampled token inside a shared prefix"
+                rows.append(row_of[r])
+                cols.append(f.column(k - 1, len(t.token_ids)))
+                targets.append(t.token_ids[k])
+    hidden = f.hidden[torch.tensor(rows, device=dev), torch.tensor(cols, device=dev)]
+    logits = model.get_output_embeddings()(hidden).float() / temperature
+    return torch.log_softmax(logits, dim=-1).gather(-1, torch.tensor(targets, device=dev).unsqueeze(-1)).squeeze(-1)
 
 
 class GRPOLearner:
@@ -70,16 +103,15 @@ class GRPOLearner:
         total, clipped = 0.0, 0.0
         for i in range(0, len(trajs), self.micro_batch):
             mb = trajs[i:i + self.micro_batch]
-            lp = token_logprobs(self.model, [t.token_ids for t in mb], self.temperature)
-            old = torch.tensor(_pad([t.logprobs for t in mb], 0.0), device=dev)
-            mask = torch.tensor(_pad([t.loss_mask for t in mb], 0), device=dev, dtype=torch.float32)
-            adv = torch.tensor([t.advantage for t in mb], device=dev).unsqueeze(1)
-            ratio = torch.exp((lp - old) * mask)
+            lp = sampled_logprobs(self.model, mb, self.temperature)  # the sampled tokens, flat
+            old = torch.tensor([x for t in mb for x, m in zip(t.logprobs, t.loss_mask, strict=True) if m], device=dev)
+            adv = torch.tensor([t.advantage for t in mb for m in t.loss_mask if m], device=dev)
+            ratio = torch.exp(lp - old)
             surr = torch.minimum(ratio * adv, torch.clamp(ratio, 1 - self.clip_low, 1 + self.clip_high) * adv)
-            loss = -(surr * mask).sum() / n_tok
+            loss = -surr.sum() / n_tok
             loss.backward()
             total += float(loss.detach())
-            clipped += float((((ratio < 1 - self.clip_low) | (ratio > 1 + self.clip_high)).float() * mask).sum())
+            clipped += float(((ratio < 1 - self.clip_low) | (ratio > 1 + self.clip_high)).sum())
         torch.nn.utils.clip_grad_norm_(self.model.parameters(), self.max_grad_norm)
         self.opt.step()
         self.version += 1
@@ -93,11 +125,8 @@ def sft_step(model: Any, opt: Any, trajectories: Sequence[Trajectory]) -> float:
     """One supervised step: mean negative logprob of the loss-masked tokens (oracle turns)."""
     import torch
 
-    dev = next(model.parameters()).device
     opt.zero_grad(set_to_none=True)
-    lp = token_logprobs(model, [t.token_ids for t in trajectories])
-    mask = torch.tensor(_pad([t.loss_mask for t in trajectories], 0), device=dev, dtype=torch.float32)
-    loss = -(lp * mask).sum() / mask.sum().clamp(min=1)
+    loss = -sampled_logprobs(model, trajectories).mean()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
     opt.step()
@@ -117,17 +146,21 @@ class StepReport:
 @dataclass
 class TrainRun:
     reports: list[StepReport] = field(default_factory=list)
-    stats: Counter[str] = field(default_factory=Counter)
-    rollouts: int = 0
+    stats: Counter[str] = field(default_factory=Counter)  # the buffer's: masked_*, groups_repaired, ...
+    rollouts: int = 0  # episodes handed to the buffer (one per slot, after its retries)
+    #: every failed attempt by class, retried or not: each masked, none given a reward
     faults_seen: Counter[str] = field(default_factory=Counter)
+    retried: int = 0  # failed attempts run again
+    recovered: int = 0  # slots whose retry was judged (trainable) after failing
 
 
 async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner, codec: ChatCodec,
                      tasks: Sequence[str], *, steps: int, buffer_cfg: BufferConfig,
-                     rollout_cfg: RolloutConfig | None = None, seed: int = 0,
+                     rollout_cfg: RolloutConfig | None = None, seed: int = 0, retries: int = 0,
                      on_step: Callable[[StepReport], None] | None = None,
                      on_group: Callable[[list[Trajectory]], None] | None = None) -> TrainRun:
-    """Actor and learner concurrently until `steps` optimiser steps; returns per-step reports."""
+    """Actor and learner concurrently until `steps` optimiser steps; returns per-step reports.
+    `retries`: re-runs of an episode whose env/verifier failed (`rollout_group`)."""
     buf = RolloutBuffer(buffer_cfg)
     run = TrainRun()
     rng = random.Random(seed)
@@ -138,12 +171,17 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
 
     async def one_group(task_id: str, seq: int) -> None:
         try:
-            group = await rollout_group(env, policy, codec, task_id, buffer_cfg.group_size, cfg=rollout_cfg)
+            seeds = [derive_seed(seed, seq, i) for i in range(buffer_cfg.group_size)]
+            group = await rollout_group(env, policy, codec, task_id, buffer_cfg.group_size, cfg=rollout_cfg,
+                                        sampling_seeds=seeds, retries=retries)
         except BaseException:
             await buf.cancelled()
             raise
         run.rollouts += len(group)
         for t in group:
+            run.faults_seen.update(t.retried_failures)
+            run.retried += len(t.retried_failures)
+            run.recovered += bool(t.retried_failures) and t.trainable
             if not t.trainable:
                 run.faults_seen[t.failure_class] += 1
         if on_group is not None:
@@ -152,7 +190,9 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
 
     async def actor() -> None:
         while not stop.is_set():
-            if buf.may_submit(learner.version):
+            # the version the actor's weights have: the learner's counter moves before `push` lands, and
+            # a group started in between would sample with the old weights (η = 0 would not hold)
+            if buf.may_submit(policy.version):
                 task = asyncio.create_task(one_group(next(task_iter), buf.submitted()))
                 inflight.add(task)
                 task.add_done_callback(inflight.discard)

@@ -55,6 +55,11 @@ class Trajectory:
     finish_reason: str = "stop"
     failure_class: str = FailureClass.ok.value
     failure_detail: str = ""
+    #: an untrainable ending that may not recur on a re-run (the server's word; a 4xx request error or
+    #: task_invalid: False)
+    retryable: bool = False
+    #: classes of the earlier attempts of this rollout that failed and were re-run (each masked)
+    retried_failures: list[str] = field(default_factory=list)
     # provenance
     engine: str = ""
     sampling: dict[str, Any] = field(default_factory=dict)

@@ -75,8 +75,10 @@ class ScriptedPolicy:
         self.eos_id = eos_id
         self.version = version
         self.prompts: list[list[int]] = []
+        self.seeds: list[int | None] = []
 
-    async def generate(self, prompt_ids: list[int], max_tokens: int) -> Generation:
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
         self.prompts.append(list(prompt_ids))
+        self.seeds.append(seed)
         ids = self.turns.pop(0)[:max_tokens]
         return Generation(ids, [-0.5] * len(ids), self.version, "stop" if ids and ids[-1] == self.eos_id else "length")

@@ -1,5 +1,6 @@
 """Rollouts against a real db server: token exactness (rule 2), failure classes carried through,
-malformed calls as agent_error turns, the budget (rule 16), fault injection masked end to end."""
+malformed calls as agent_error turns, the budget (rule 16), fault injection masked end to end,
+infra faults retried with the episode's sampling seed."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 
 from envhub.client import AsyncEnvClient
 from envhub.rl.codec import ChatCodec, format_call
-from envhub.rl.rollout import RolloutConfig, rollout_group, run_episode
+from envhub.rl.policy import Generation
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group, run_episode
 from envhub.rl.trajectory import read_jsonl, write_jsonl
 from envhub.server.thread import serve_in_thread
 from tests.conftest import make_settings
@@ -135,3 +137,82 @@ def test_group_survives_faults_and_exports_jsonl(tokenizer, tmp_path) -> None:
     back = list(read_jsonl(path))
     assert [b.token_ids for b in back] == [t.token_ids for t in group]
     assert json.loads(path.read_text().splitlines()[0])["schema_version"] == 1
+
+
+class Answering:
+    """A policy that always makes the same call and records the sampling seed of each request."""
+
+    engine = "scripted"
+    version = 0
+
+    def __init__(self, ids: list[int]) -> None:
+        self.ids = ids
+        self.seeds: list[int | None] = []
+
+    async def generate(self, prompt_ids: list[int], max_tokens: int, seed: int | None = None) -> Generation:
+        self.seeds.append(seed)
+        return Generation(list(self.ids), [-0.5] * len(self.ids), self.version, "stop")
+
+
+def group_against(url: str, policy, tok, task: str, G: int, retries: int, seeds: list[int] | None = None):
+    async def go():
+        async with AsyncEnvClient(url, retries=0) as env:
+            return await rollout_group(env, policy, ChatCodec(tok), task, G, cfg=CFG, retries=retries,
+                                       sampling_seeds=seeds, limit=asyncio.Semaphore(3))
+    return asyncio.run(go())
+
+
+@pytest.fixture
+def answering(tokenizer) -> Answering:
+    return Answering(call(tokenizer, "submit_answer", answer=ANSWER))
+
+
+def test_retries_rerun_infra_faults_with_the_same_seed(answering, tokenizer) -> None:
+    """Half the steps fail: a failed episode is re-run (same sampling seed) up to `retries` times
+    before the group is handed over; every injected fault is one masked attempt, none a reward."""
+    G, retries = 6, 3
+    seeds = [derive_seed("t", i) for i in range(G)]
+    with serve_in_thread(make_settings(families=["db"], fault_rate=0.5, fault_ops=["step"], fault_seed=3)) as server:
+        group = group_against(server.url, answering, tokenizer, TASK, G, retries, seeds)
+        injected = server.hub.manager.faults.injected["step"]
+    assert len(group) == G and [t.sampling["seed"] for t in group] == seeds
+    attempts = 0
+    for t in group:
+        assert set(t.retried_failures) <= {"env_error"}
+        if t.trainable:
+            assert t.failure_class == "ok" and t.reward == 1.0
+        else:  # failed every time: still masked, handed over for repair
+            assert t.failure_class == "env_error" and t.reward is None and len(t.retried_failures) == retries
+        attempts += len(t.retried_failures) + 1
+        # every attempt of slot i sampled its first turn with the slot's seed
+        assert answering.seeds.count(derive_seed(t.sampling["seed"], 0)) == len(t.retried_failures) + 1
+    assert sum(len(t.retried_failures) for t in group) > 0
+    assert sum(len(t.retried_failures) + (not t.trainable) for t in group) == injected
+    assert len(answering.seeds) == attempts
+
+
+def test_retries_give_up_after_the_budget(answering, tokenizer) -> None:
+    G = 3
+    with serve_in_thread(make_settings(families=["db"], fault_rate=1.0, fault_ops=["verify"])) as server:
+        group = group_against(server.url, answering, tokenizer, TASK, G, retries=2)
+        injected = server.hub.manager.faults.injected["verify"]
+    assert injected == G * 3
+    for t in group:
+        assert t.retried_failures == ["env_error", "env_error"]
+        assert t.failure_class == "env_error" and t.reward is None and t.retryable
+
+
+def test_a_refused_request_is_not_retried(db_server, answering, tokenizer) -> None:
+    """An unknown task stays unknown: masked at once, no retry, the policy never called."""
+    group = group_against(db_server.url, answering, tokenizer, "db/bank/no-such-task", 2, retries=3)
+    assert all(not t.trainable and not t.retryable and t.retried_failures == [] for t in group)
+    assert answering.seeds == []
+
+
+def test_agent_errors_are_never_retried(db_server, tokenizer) -> None:
+    """A malformed call is the policy's: judged (reward 0), not re-run."""
+    policy = Answering(enc(tokenizer, "no call here") + [tokenizer.eos_token_id])
+    group = group_against(db_server.url, policy, tokenizer, TASK, 2, retries=3)
+    for t in group:
+        assert t.trainable and t.reward == 0.0 and t.retried_failures == []
+    assert len(policy.seeds) == 2 * CFG.max_turns  # one episode each: max_turns agent_error turns

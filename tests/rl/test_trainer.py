@@ -1,6 +1,7 @@
-"""The policy backend and the learner on SmolLM2 (CPU, fp32): logprob consistency (rule 15), a GRPO
-step that moves probability toward the advantaged trajectory, and TRL's GRPOTrainer taking one real
-optimiser step over envhub episodes through `make_rollout_func`."""
+"""The policy backend and the learner on SmolLM2 (CPU, fp32): logprob consistency (rule 15), seeded
+sampling that does not depend on the batch, a GRPO step that moves probability toward the
+advantaged trajectory, and TRL's GRPOTrainer taking one real optimiser step over envhub episodes
+through `make_rollout_func`."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 
 from envhub.rl.codec import ChatCodec, format_call
 from envhub.rl.policy import HFPolicy, OpenAICompletionsPolicy
+from envhub.rl.prefix import plan_prefixes
 from envhub.rl.trainer import GRPOLearner, token_logprobs
 from envhub.rl.trajectory import Trajectory
 from tests.rl.conftest import ScriptedPolicy
@@ -32,6 +34,88 @@ def test_rule15_generation_logprobs_match_teacher_forcing(model_and_tok) -> None
     with torch.no_grad():
         lp = token_logprobs(model, [prompt + gen.token_ids])[0, len(prompt):].tolist()
     assert max(abs(a - b) for a, b in zip(lp, gen.logprobs, strict=True)) <= 1e-4
+
+
+def test_seeded_sampling_is_the_same_alone_and_batched(model_and_tok) -> None:
+    """A seeded request samples the same tokens alone and batched with others (other prompts, a
+    shared prefix, other lengths); other seeds sample otherwise; logprobs stay the tempered ones."""
+    import torch
+
+    model, tok = model_and_tok
+    codec = ChatCodec(tok)
+    poem = codec.initial("Write one line of a poem about the sea.", [])
+    other = codec.initial("Name three colours.", [])
+    longer = codec.initial("Write one line of a poem about the sea, then one about the sky.", [])
+    policy = HFPolicy(model, tok, temperature=1.0)
+    batch_sizes: list[int] = []
+    serve = policy._generate_batch
+    policy._generate_batch = lambda reqs: (batch_sizes.append(len(reqs)), serve(reqs))[1]  # type: ignore[method-assign]
+
+    async def go(reqs):
+        return await asyncio.gather(*(policy.generate(p, 16, seed=s) for p, s in reqs))
+
+    alone = asyncio.run(go([(poem, 7)]))[0]
+    again = asyncio.run(go([(poem, 7)]))[0]
+    batched = asyncio.run(go([(other, 1), (poem, 7), (longer, 2), (poem, 8), (poem, 9), (poem, 10)]))
+    assert batch_sizes == [1, 1, 6]
+    assert again.token_ids == alone.token_ids
+    assert batched[1].token_ids == alone.token_ids
+    assert max(abs(a - b) for a, b in zip(batched[1].logprobs, alone.logprobs, strict=True)) <= 1e-4
+    assert len({tuple(g.token_ids) for g in [alone, *batched[3:]]}) > 1  # other seeds, other samples
+    for prompt, gen in zip((other, poem, longer, poem), batched, strict=False):
+        with torch.no_grad():
+            lp = token_logprobs(model, [prompt + gen.token_ids])[0, len(prompt):].tolist()
+        assert max(abs(a - b) for a, b in zip(lp, gen.logprobs, strict=True)) <= 1e-4  # rule 15, batched
+
+
+def test_shared_prompt_scoring_matches_full_teacher_forcing(model_and_tok) -> None:
+    """The learner's scoring (each shared prompt forwarded once, only sampled tokens projected)
+    gives the full forward pass's logprobs and gradients."""
+    import copy
+
+    import torch
+
+    from envhub.rl.trainer import _pad, sampled_logprobs
+
+    model, tok = model_and_tok
+    model = copy.deepcopy(model)
+    codec = ChatCodec(tok)
+    enc = lambda text: tok.encode(text, add_special_tokens=False)  # noqa: E731
+    trajs = []
+    for prompt, turns in (("Find the balance of ACC-1.", ["I will look.", "It is 12."]),
+                          ("Find the balance of ACC-1.", ["Searching now, one moment please."]),
+                          ("Find the balance of ACC-1.", ["Twelve.", "Done, the answer stands."]),
+                          ("Name a colour.", ["Blue."])):
+        t = Trajectory(task_id="db/x", env="db")
+        t.add_prompt(codec.initial(prompt, []))
+        for i, text in enumerate(turns):
+            ids = enc(text) + [tok.eos_token_id]
+            t.add_sampled(ids, [0.0] * len(ids), 0)
+            if i + 1 < len(turns):
+                t.add_observation(codec.closing(ids) + codec.observation("ok"))
+        trajs.append(t)
+    mask = torch.tensor(_pad([t.loss_mask for t in trajs], 0)).bool()
+    dense = token_logprobs(model, [t.token_ids for t in trajs])
+    (-dense[mask].mean()).backward()
+    full_grads = {k: p.grad.clone() for k, p in model.named_parameters()}
+    model.zero_grad()
+    flat = sampled_logprobs(model, trajs)
+    (-flat.mean()).backward()
+    assert flat.shape == (int(mask.sum()),)
+    assert float((flat - dense[mask]).detach().abs().max()) <= 1e-4
+    for k, p in model.named_parameters():
+        assert float((p.grad - full_grads[k]).norm()) <= 1e-4 * float(full_grads[k].norm()) + 1e-8, k
+
+
+def test_prefix_plan_shares_each_groups_prompt() -> None:
+    a, b = [1, 2, 3, 4, 5, 6, 7, 8], [1, 2, 9, 9, 9, 9, 9, 9]
+    prompts = [a + [10], b + [11], a + [12, 13], b + [14], [1, 2, 5]]
+    plan = sorted(plan_prefixes(prompts, list(range(len(prompts)))))
+    assert plan == [([0, 2], 8), ([1, 3], 8), ([4], 2)]
+    assert plan_prefixes([a, a], [0, 1]) == [([0, 1], 7)]  # each row keeps its last token to decode from
+    # a split that saves less than the shared part costs to recompute is not made
+    assert plan_prefixes([a + [1], a + [2], [1, 2, 3]], [0, 1, 2]) == [([0, 1], 8), ([2], 2)]
+    assert plan_prefixes([[5, 1, 1], [5, 2, 2]], [0, 1]) == [([0, 1], 1)]
 
 
 def test_grpo_step_raises_the_advantaged_trajectory(model_and_tok) -> None:
