@@ -177,9 +177,10 @@ class Router:
                                "unavailable", retry_after=1)
             try:
                 return await self.forward(request, rep.url, body)
-            except (aiohttp.ClientConnectorError, aiohttp.ServerDisconnectedError, aiohttp.ClientOSError):
-                # Refused, or the connection dropped with no answer (a replica being stopped, or a
-                # kept-alive connection it had closed): try the next one. A reset it saw before it
+            except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
+                # Refused (ClientConnectorError is a ClientOSError), or the connection dropped with
+                # no answer (a replica being stopped, or a kept-alive connection it had closed): try
+                # the next one. A reset it saw before it
                 # went leaves at most an orphan session there, which its lease reaps.
                 rep.ready = False
                 tried.add(rep.url)

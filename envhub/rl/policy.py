@@ -51,9 +51,9 @@ class HFPolicy:
 
     Concurrent requests are decoded together by a small loop of its own: each group of rows that
     shares a prompt prefix (a GRPO group) has it prefilled once (`envhub.rl.prefix`), rows leave the
-    batch when they finish,
-    and each request samples from its own `torch.Generator`, so a seeded request draws the same
-    tokens alone or batched with others (up to float rounding of the batched matmuls)."""
+    batch when they finish, and each request samples from its own `torch.Generator`, so a seeded
+    request draws the same tokens alone or batched with others (up to float rounding of the batched
+    matmuls)."""
 
     engine = "hf"
 

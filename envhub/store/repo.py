@@ -122,14 +122,14 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     for eid, row in headers.items():
         if row["born"] and eid in last_step:
             row["steps"] = last_step.pop(eid)
+    ts = bulk.ts
     late_closes = []
     for eid, at, n in closes:
         row = headers[eid]
         if row["born"]:
             row["end"], row["steps"] = at, max(row["steps"], n)
         else:
-            late_closes.append((bulk.ts(at), n, eid))
-    ts = bulk.ts
+            late_closes.append((ts(at), n, eid))
     episodes = [(eid, (h := r["h"])["env"], h["task_id"], h.get("harness") or "plain", h.get("policy_version"),
                  ts(h["created_at"]), ts(r["end"]), r["steps"], "", "{}", r["reset_s"]) for eid, r in headers.items()]
     raw = conn.exec_driver_sql
