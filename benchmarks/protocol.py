@@ -1,13 +1,15 @@
 """Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus live terminal and db sessions.
 
 Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
-WebSocket (each client one session); envhub serves with its episode store on, a SQLite store that
+WebSocket (each client one session), taking turns under load (`--rounds`: each figure is a median
+over rounds, each ratio the median of same-round ratios); envhub serves with its episode store on, a SQLite store that
 already holds 100,000 episodes (`prefilled_store`: the same start for every run). Besides pairs/s and
 latency it prints the server's CPU time per reset+step pair (user+system from /proc, threads
 included): on a shared, noisy machine that ratio moves far less than pairs/s. Prints a side-by-side
 table and a `--json` line.
 
-    .venv/bin/python benchmarks/protocol.py [--quick] [--seconds 8] [--terminal-sessions 1000]
+    .venv/bin/python benchmarks/protocol.py [--quick] [--seconds 8] [--rounds 8]
+                                            [--terminal-sessions 1000]
                                             [--db-sessions 5000] [--json]
 """
 
@@ -18,6 +20,7 @@ import asyncio
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -194,6 +197,37 @@ async def throughput(loop, url: str, clients: int, seconds: float, pid: int) -> 
             "cpu_us_per_pair": (cpu_s(pid) - cpu0) * 1e6 / max(1, pairs)}
 
 
+async def interleaved(servers: dict[str, tuple], clients: int, seconds: float, rounds: int) -> dict[str, dict]:
+    """`throughput` of each server in turn, `rounds` times (the order alternating), `seconds` in all
+    for each. On a shared machine the load of the neighbours drifts within seconds: measured one
+    after the other, two servers can see different machines. Each figure is the median over rounds,
+    and `ratio_*` the median of the ratios of one round's envhub and OpenEnv figures."""
+    per: dict[str, list[dict[str, float]]] = {label: [] for label in servers}
+    lats: dict[str, list[float]] = {label: [] for label in servers}
+    order = list(servers)
+    for r in range(rounds):
+        for label in (order if r % 2 == 0 else order[::-1]):
+            loop, url, pid = servers[label]
+            lat: list[float] = []
+            stop = time.perf_counter() + seconds / rounds
+            cpu0 = cpu_s(pid)
+            counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
+            await asyncio.sleep(0.3)  # the store's writer drains what these pairs produced: its CPU counts too
+            pairs = sum(counts)
+            per[label].append({"pairs_per_s": pairs / (seconds / rounds),
+                               "cpu_us_per_pair": (cpu_s(pid) - cpu0) * 1e6 / max(1, pairs)})
+            lats[label] += lat
+    out = {label: {"pairs_per_s": statistics.median(x["pairs_per_s"] for x in rows),
+                   "cpu_us_per_pair": statistics.median(x["cpu_us_per_pair"] for x in rows),
+                   "p50_ms": pct(lats[label], 0.5), "p99_ms": pct(lats[label], 0.99),
+                   "rounds_pairs_per_s": [round(x["pairs_per_s"]) for x in rows]}
+           for label, rows in per.items()}
+    e, o = per["envhub"], per["openenv"]
+    for key in ("pairs_per_s", "cpu_us_per_pair"):
+        out["envhub"][f"ratio_{key}"] = statistics.median(a[key] / b[key] for a, b in zip(e, o, strict=True))
+    return out
+
+
 async def idle_memory(kind: str, url: str, pid: int, sessions: int) -> float:
     before = rss_mb(pid)
     conns = []
@@ -294,7 +328,8 @@ async def db_figures(base: str, sessions: int, pid: int) -> dict[str, float]:
 
 async def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--seconds", type=float, default=8)
+    ap.add_argument("--seconds", type=float, default=8, help="load time per server and load, over all rounds")
+    ap.add_argument("--rounds", type=int, default=8, help="envhub and OpenEnv take turns this many times")
     ap.add_argument("--terminal-sessions", type=int, default=1000)
     ap.add_argument("--idle-sessions", type=int, default=200)
     ap.add_argument("--db-sessions", type=int, default=5000)
@@ -302,7 +337,7 @@ async def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if args.quick:
-        args.seconds, args.terminal_sessions, args.db_sessions = 3, 100, 500
+        args.seconds, args.rounds, args.terminal_sessions, args.db_sessions = 3, 4, 100, 500
     os.sched_setaffinity(0, {1})
     results: dict[str, dict] = {}
 
@@ -311,34 +346,28 @@ async def main() -> None:
     hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
                  "--env", "db", "--log-level", "warning"],
                 {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
-    try:
-        url = f"ws://127.0.0.1:{ep}/v1/sessions/ws"
-        await throughput(envhub_loop, url, 8, 1.0, hub.pid)  # warm-up (lazy imports, caches, the store's schema)
-        results["envhub"] = {
-            "1 session": await throughput(envhub_loop, url, 1, args.seconds, hub.pid),
-            "64 sessions": await throughput(envhub_loop, url, 64, args.seconds, hub.pid),
-            "idle_kib_per_session": await idle_memory("envhub", url, hub.pid, args.idle_sessions),
-        }
-        results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
-        results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
-        results["db"] = await db_figures(f"http://127.0.0.1:{ep}", args.db_sessions, hub.pid)
-    finally:
-        hub.kill()
-
     op = free_port()
     app_file = Path("/tmp/envhub_bench_openenv_app.py")
     app_file.write_text(OPENENV_APP)
     oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
                 "--log-level", "warning"], {}, op)
     try:
-        url = f"ws://127.0.0.1:{op}/ws"
-        await throughput(openenv_loop, url, 8, 1.0, oe.pid)  # the same warm-up
-        results["openenv"] = {
-            "1 session": await throughput(openenv_loop, url, 1, args.seconds, oe.pid),
-            "64 sessions": await throughput(openenv_loop, url, 64, args.seconds, oe.pid),
-            "idle_kib_per_session": await idle_memory("openenv", url, oe.pid, args.idle_sessions),
-        }
+        servers = {"envhub": (envhub_loop, f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid),
+                   "openenv": (openenv_loop, f"ws://127.0.0.1:{op}/ws", oe.pid)}
+        for loop, url, pid in servers.values():  # warm-up (lazy imports, caches, the store's schema)
+            await throughput(loop, url, 8, 1.0, pid)
+        results = {"envhub": {}, "openenv": {}}
+        for load, n in (("1 session", 1), ("64 sessions", 64)):
+            for label, figures in (await interleaved(servers, n, args.seconds, args.rounds)).items():
+                results[label][load] = figures
+        for label, (_, url, pid) in servers.items():
+            results[label]["idle_kib_per_session"] = await idle_memory(label, url, pid, args.idle_sessions)
+        oe.kill()
+        results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
+        results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
+        results["db"] = await db_figures(f"http://127.0.0.1:{ep}", args.db_sessions, hub.pid)
     finally:
+        hub.kill()
         oe.kill()
 
     if args.json:
@@ -354,7 +383,8 @@ async def main() -> None:
         for key, unit in (("pairs_per_s", "pairs/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"),
                           ("cpu_us_per_pair", "server CPU µs/pair")):
             a, b = results["envhub"][load][key], results["openenv"][load][key]
-            t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{a / b:.2f}x" if b else "-")
+            r = results["envhub"][load].get(f"ratio_{key}", a / b if b else None)
+            t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{r:.2f}x" if r else "-")
     a, b = results["envhub"]["idle_kib_per_session"], results["openenv"]["idle_kib_per_session"]
     t.add_row("idle memory KiB/session", f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}x" if b else "-")
     Console().print(t)

@@ -59,8 +59,15 @@ async def receive_json(ws: WebSocket, limit: int) -> Any:
         raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
     text = message.get("text")
     if text is None:
-        raise RequestError("binary frames are not accepted: send each frame as JSON in a text frame",
-                           code="binary_frame")
+        raise RequestError(BINARY_REFUSED, code="binary_frame")
+    return parse_text(text, limit)
+
+
+BINARY_REFUSED = "binary frames are not accepted: send each frame as JSON in a text frame"
+
+
+def parse_text(text: str, limit: int) -> Any:
+    """A text frame's JSON value, by the rules above (whichever transport carried it)."""
     if len(text) > limit:
         raise PayloadTooLarge(f"frame of {len(text)} characters is over the {limit}-byte limit")
     try:

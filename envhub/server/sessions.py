@@ -43,6 +43,7 @@ from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
+from envhub.server.deadlines import Deadlines
 from envhub.server.faults import FaultInjector
 from envhub.spec import (
     Observation,
@@ -163,10 +164,12 @@ class SessionManager:
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
+        self.deadlines = Deadlines()
 
     # -- lifecycle --------------------------------------------------------------------------------
     async def start(self) -> None:
         self._reaper = asyncio.create_task(self._reap_forever(), name="envhub-reaper")
+        await self.deadlines.start()
 
     async def stop(self) -> None:
         if self._reaper:
@@ -174,6 +177,7 @@ class SessionManager:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._reaper
         await asyncio.gather(*(self.close(sid) for sid in list(self.sessions)), return_exceptions=True)
+        await self.deadlines.stop()
 
     def _notify(self, method: str, *args: Any) -> None:
         for obs in self.observers:
@@ -239,7 +243,7 @@ class SessionManager:
         try:
             env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, workdir=workdir,
                                          session_id=sid))
-            async with asyncio.timeout(task.config.limits.step_timeout_s + STEP_GRACE_S):
+            async with self.deadlines(task.config.limits.step_timeout_s + STEP_GRACE_S):
                 observation = await env.reset(task=task, seed=req.seed)
             canonical = {t.name: t for t in env.tools()}
             skin = harness.open_skin(req.harness or "plain", family.name, canonical)
@@ -338,9 +342,9 @@ class SessionManager:
         except AgentError as e:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
-            async with asyncio.timeout(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
+            async with self.deadlines(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
                 assert session.skin is not None
-                obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c))
+                obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c, call))
             failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
         except AgentError as e:
             obs, failure = _agent_error(e), FailureClass.agent_error
@@ -361,9 +365,14 @@ class SessionManager:
         return self._answer(session, action, obs, failure, started)
 
     @staticmethod
-    async def _canonical(session: Session, call: ToolCall) -> Observation:
-        """One call of the family's own tools, on a skin's behalf, checked against their declarations."""
-        tool = session.canonical.get(call.tool) or find(list(session.canonical.values()), call.tool)
+    async def _canonical(session: Session, call: ToolCall, checked: ToolCall) -> Observation:
+        """One call of the family's own tools, on a skin's behalf, checked against their declarations.
+        A skin that passes on the agent's call as it is (`plain`) hands back `checked`: that call was
+        checked against this very declaration a moment ago, so it is not checked twice."""
+        tool = session.canonical.get(call.tool)
+        if call is checked and tool is not None and session.tools.get(call.tool) is tool:
+            return await session.env.step(call)
+        tool = tool or find(list(session.canonical.values()), call.tool)
         return await session.env.step(ToolCall(tool=tool.name, arguments=tool.check(call.arguments)))
 
     def _answer(self, session: Session, action: ToolCall, obs: Observation, failure: FailureClass, started: float,
@@ -451,7 +460,7 @@ class SessionManager:
         session.closed = True
         metrics.child(metrics.SESSIONS, session.family.name).dec()
         try:
-            async with asyncio.timeout(30):  # no extra task per close, unlike wait_for
+            async with self.deadlines(30):  # no extra task per close, unlike wait_for
                 await session.env.close()
         except Exception:
             log.exception("session %s: close failed", session.id)

@@ -20,9 +20,12 @@ from envhub.server.hub import Hub
 
 
 def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
-    """How envhub is served: WebSocket frames up to the body limit, no per-message compression."""
+    """How envhub is served: the session WebSocket natively (`envhub.server.native_ws`), the others
+    through uvicorn's; frames up to the body limit, no per-message compression."""
+    from envhub.server.native_ws import SessionSocketProtocol
+
     return uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_max_size=settings.max_body_bytes,
-                          ws_per_message_deflate=False, ws="websockets-sansio")
+                          ws_per_message_deflate=False, ws=SessionSocketProtocol.for_app(app))
 
 
 def free_port(host: str = "127.0.0.1") -> int:

@@ -1,9 +1,12 @@
 """Episode events: what the session manager tells the store, as plain data.
 
-An observer call must return at once, so an event only keeps references (the typed step entry,
-the verify result, see `envhub.episode`) and is turned into JSON-ready data later, in the writer's
-thread. Every event carries its episode's header, so the store can place it even when an earlier
-event of the same episode was lost.
+An observer call must return at once. A created, step or closed event is made plain data at once
+(the header and the step entry as dicts of strings and numbers, see `envhub.episode`): events wait
+in the writer's buffer for a fraction of a second, thousands at a time, and typed models kept alive
+that long cost the serving thread more (the cyclic collector walking them, a larger working set)
+than making the dicts does (`benchmarks/protocol.py`, 64 sessions). A verify result, one per
+episode, is kept as it is and made plain in the writer's thread. Every event carries its episode's
+header, so the store can place it even when an earlier event of the same episode was lost.
 """
 
 from __future__ import annotations
@@ -38,11 +41,11 @@ def _now() -> datetime:
 
 
 def created(session: Session) -> Event:
-    return {"kind": "created", "episode": session.header, "reset_s": session.timings.get("reset_s")}
+    return {"kind": "created", "episode": session.header.plain(), "reset_s": session.timings.get("reset_s")}
 
 
 def step(session: Session, entry: StepEntry) -> Event:
-    return {"kind": "step", "episode": session.header, "entry": entry}
+    return {"kind": "step", "episode": session.header.plain(), "entry": entry.stored()}
 
 
 def verified(session: Session, result: VerifyResult) -> Event:
@@ -51,7 +54,7 @@ def verified(session: Session, result: VerifyResult) -> Event:
 
 
 def closed(session: Session) -> Event:
-    return {"kind": "closed", "episode": session.header, "at": _now(), "step_count": session.step_count}
+    return {"kind": "closed", "episode": session.header.plain(), "at": _now(), "step_count": session.step_count}
 
 
 def episode_id(event: Event) -> str:

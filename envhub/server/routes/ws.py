@@ -25,61 +25,85 @@ router = APIRouter(tags=["sessions"])
 FRAME = TypeAdapter(WsFrame)
 
 
-async def _dispatch(manager: SessionManager, frame: WsFrame, opened: list[str], caller: Caller) -> object:
-    if isinstance(frame, WsReset):
-        if frame.replace and opened:
-            await manager.close(opened.pop(), caller)
-        created = await manager.create(frame.data, caller)
-        opened.append(created.session_id)
-        return created
-    sid = frame.session_id or (opened[-1] if opened else None)
-    if sid is None:
-        raise RequestError("no session: send a reset frame first or give session_id")
-    if isinstance(frame, WsStep):
-        return await manager.step(sid, frame.data, caller)
-    if isinstance(frame, WsVerify):
-        return await manager.verify(sid, caller)
-    if isinstance(frame, WsState):
-        return manager.state(sid, caller)
-    assert isinstance(frame, WsClose)
-    await manager.close(sid, caller)
-    if sid in opened:
-        opened.remove(sid)
-    return {"closed": sid}
+class SessionFrames:
+    """One connection's session calls, whatever carries its frames: this route (ASGI) or the
+    native socket that `envhub serve` puts in front of it (`envhub.server.native_ws`). Both answer
+    every frame through `answer`, so the rules live here once."""
+
+    __slots__ = ("manager", "caller", "limit", "opened")
+
+    def __init__(self, manager: SessionManager, caller: Caller, limit: int) -> None:
+        self.manager, self.caller, self.limit = manager, caller, limit
+        self.opened: list[str] = []  # sessions this connection opened, closed when it drops
+
+    async def answer(self, text: str) -> str:
+        """The answer frame to one text frame; every fault becomes an error frame."""
+        frame_id, op = None, None
+        try:
+            body = frames.parse_text(text, self.limit)
+            if isinstance(body, dict):
+                frame_id, op = body.get("id"), body.get("op")
+                if not isinstance(frame_id, str | int) or isinstance(frame_id, bool):
+                    frame_id = None  # echo only what a frame id may be
+                op = op if isinstance(op, str) else None
+            try:
+                frame = FRAME.validate_python(body)
+            except ValidationError as e:
+                first = e.errors()[0]
+                raise RequestError(f"invalid frame at {'.'.join(map(str, first['loc']))}: {first['msg']}") from e
+            return ok_frame(frame_id, op, await self._dispatch(frame))
+        except Exception as exc:
+            return self.refuse(exc, frame_id, op)
+
+    @staticmethod
+    def refuse(exc: BaseException, frame_id: object = None, op: str | None = None) -> str:
+        problem = problem_for(exc).model_dump(mode="json", exclude_none=True)
+        return dumps_text({"id": frame_id, "op": op, "ok": False, "error": problem})
+
+    async def _dispatch(self, frame: WsFrame) -> object:
+        manager, caller, opened = self.manager, self.caller, self.opened
+        if isinstance(frame, WsReset):
+            if frame.replace and opened:
+                await manager.close(opened.pop(), caller)
+            created = await manager.create(frame.data, caller)
+            opened.append(created.session_id)
+            return created
+        sid = frame.session_id or (opened[-1] if opened else None)
+        if sid is None:
+            raise RequestError("no session: send a reset frame first or give session_id")
+        if isinstance(frame, WsStep):
+            return await manager.step(sid, frame.data, caller)
+        if isinstance(frame, WsVerify):
+            return await manager.verify(sid, caller)
+        if isinstance(frame, WsState):
+            return manager.state(sid, caller)
+        assert isinstance(frame, WsClose)
+        await manager.close(sid, caller)
+        if sid in opened:
+            opened.remove(sid)
+        return {"closed": sid}
+
+    async def close_all(self) -> None:
+        while self.opened:
+            await self.manager.close(self.opened.pop(), self.caller)
 
 
 @router.websocket("/v1/sessions/ws")
 async def sessions_ws(ws: WebSocket) -> None:
-    manager: SessionManager = ws.app.state.hub.manager
-    limit = ws.app.state.hub.settings.max_body_bytes
     caller = await frames.accept(ws)
     if caller is None:
         return
-    opened: list[str] = []
+    hub = ws.app.state.hub
+    session = SessionFrames(hub.manager, caller, hub.settings.max_body_bytes)
     try:
         while True:
-            frame_id, op = None, None
-            try:
-                body = await frames.receive_json(ws, limit)
-                if isinstance(body, dict):
-                    frame_id, op = body.get("id"), body.get("op")
-                    if not isinstance(frame_id, str | int) or isinstance(frame_id, bool):
-                        frame_id = None  # echo only what a frame id may be
-                    op = op if isinstance(op, str) else None
-                try:
-                    frame = FRAME.validate_python(body)
-                except ValidationError as e:
-                    first = e.errors()[0]
-                    raise RequestError(f"invalid frame at {'.'.join(map(str, first['loc']))}: {first['msg']}") from e
-                result = await _dispatch(manager, frame, opened, caller)
-                await ws.send_text(ok_frame(frame_id, op, result))
-            except WebSocketDisconnect:
-                raise
-            except Exception as exc:  # every fault becomes an error frame; the connection stays
-                problem = problem_for(exc).model_dump(mode="json", exclude_none=True)
-                await ws.send_text(dumps_text({"id": frame_id, "op": op, "ok": False, "error": problem}))
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+            text = message.get("text")
+            await ws.send_text(session.refuse(RequestError(frames.BINARY_REFUSED, code="binary_frame"))
+                               if text is None else await session.answer(text))
     except WebSocketDisconnect:
         pass
     finally:
-        for sid in opened:
-            await manager.close(sid, caller)
+        await session.close_all()

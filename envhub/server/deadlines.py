@@ -1,0 +1,77 @@
+"""Time limits on the session manager's awaits on environments (reset, step, close).
+
+`asyncio.timeout` arms a timer on the event loop per call and cancels it after: about 5 µs, and a
+reset+step pair took three, a sixth of envhub's own CPU per pair on echo (`benchmarks/protocol.py`).
+These limits are long (15 s and more past a task's step limit) and need no precision, so a call here
+only puts itself in a dict and takes itself out; one sweep every `period_s` cancels the tasks that
+ran past their deadline, and their block raises `TimeoutError` as `asyncio.timeout`'s does (a
+cancellation from elsewhere stays a cancellation). A limit is kept within `period_s`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from types import TracebackType
+
+
+class Deadlines:
+    def __init__(self, period_s: float = 0.25) -> None:
+        self.period_s = period_s
+        self._live: dict[Limit, None] = {}
+        self._sweeper: asyncio.Task[None] | None = None
+
+    def __call__(self, seconds: float) -> Limit:
+        """`async with deadlines(s):` the block, cut with `TimeoutError` once `s` seconds have passed."""
+        return Limit(self, seconds)
+
+    async def start(self) -> None:
+        if self._sweeper is None:
+            self._sweeper = asyncio.create_task(self._sweep_forever(), name="envhub-deadlines")
+
+    async def stop(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+            self._sweeper = None
+
+    def sweep(self) -> int:
+        """Cancel the blocks past their deadline; how many."""
+        now = time.monotonic()
+        late = [limit for limit in self._live if limit.deadline <= now and not limit.expired]
+        for limit in late:
+            limit.expired = True
+            limit.task.cancel()
+        return len(late)
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.period_s)
+            self.sweep()
+
+
+class Limit:
+    __slots__ = ("owner", "seconds", "deadline", "task", "cancelling", "expired")
+
+    def __init__(self, owner: Deadlines, seconds: float) -> None:
+        self.owner, self.seconds, self.expired = owner, seconds, False
+
+    async def __aenter__(self) -> Limit:
+        task = asyncio.current_task()
+        if task is None:
+            raise RuntimeError("a deadline is kept inside a task")
+        if self.owner._sweeper is None:
+            await self.owner.start()  # on first use, so that no caller can forget it
+        self.task, self.cancelling = task, task.cancelling()
+        self.deadline = time.monotonic() + self.seconds
+        self.owner._live[self] = None
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        del self.owner._live[self]
+        # As asyncio.timeout: our cancellation becomes TimeoutError, anyone else's stays what it is.
+        if self.expired and self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
+            raise TimeoutError(f"past its limit of {self.seconds:g}s") from exc

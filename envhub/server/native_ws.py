@@ -1,0 +1,254 @@
+"""The session WebSocket (`/v1/sessions/ws`) served natively, in front of the ASGI app.
+
+The session socket carries every reset and step of an RL loop. Through uvicorn's WebSocket protocol
+and the ASGI app, each frame paid for message dicts, queues, a task wake-up and a call through every
+middleware, more than envhub's own work on it (`benchmarks/ws_floor.py`). Here picows parses frames
+in C and each text frame goes to `SessionFrames.answer`, the same rules as the ASGI route (which
+stays, for in-process clients: Starlette's TestClient, `envhub.client.asgi`), and the answer is
+written straight to the socket.
+
+`SessionSocketProtocol` is uvicorn's `ws` protocol class (`envhub.server.thread.uvicorn_config`). On
+an upgrade request it reads the path and hands the connection to picows (the session route) or to
+uvicorn's own WebSocket protocol (every other route, e.g. OpenEnv's `/ws`). What the ASGI route does
+at the edges, this does too: a refused handshake is a 401 problem, a binary frame an error frame,
+invalid UTF-8 a 1007 close, a message over the body limit a 1009 close, a protocol error a 1002
+close, and the sessions a connection opened are closed when it drops.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from typing import Any
+
+from picows import (
+    WSAutoPingStrategy,
+    WSCloseCode,
+    WSListener,
+    WSMsgType,
+    WSUpgradeResponse,
+    WSUpgradeResponseWithListener,
+)
+from picows.picows import WSProtocol
+from uvicorn.config import WS_PROTOCOLS
+from uvicorn.importer import import_from_string
+
+from envhub.errors import RequestError, Unauthorized
+from envhub.server import frames
+from envhub.server.problems import respond
+from envhub.server.routes.ws import SessionFrames
+
+PATH = b"/v1/sessions/ws"
+#: Frames read ahead of their answers before the socket stops reading (a client that never reads).
+READ_AHEAD = 32
+
+
+class _QuietParserErrors(logging.LoggerAdapter):  # type: ignore[type-arg]
+    """picows logs a client's malformed frame as an error; it is the client's fault, answered with a
+    close code: one warning line, no traceback."""
+
+    def log(self, level: int, msg: object, *args: Any, **kwargs: Any) -> None:
+        kwargs.pop("exc_info", None)
+        super().log(min(level, logging.WARNING), msg, *args, **kwargs)
+
+    def exception(self, msg: object, *args: Any, **kwargs: Any) -> None:
+        self.log(logging.WARNING, msg, *args)
+
+
+LOG = _QuietParserErrors(logging.getLogger("envhub.ws"), {})
+
+
+class SessionSocket(WSListener):
+    """One native connection: frames in, answers out, in order."""
+
+    def __init__(self, frames_: SessionFrames, connections: set[Any]) -> None:
+        self.frames = frames_
+        self.connections = connections  # uvicorn's: asked to shut down with the server
+        self.transport: Any = None
+        self.queue: deque[str | bytes] = deque()
+        self.worker: asyncio.Task[None] | None = None
+        self.parts: list[bytes] | None = None  # a fragmented message so far
+        self.parts_text = True
+        self.parts_size = 0
+        self.reading = True
+        self.writable: asyncio.Future[None] | None = None
+        self.gone = False
+
+    # -- picows callbacks -----------------------------------------------------------------------------
+    def on_ws_connected(self, transport: Any) -> None:
+        self.transport = transport
+        self.connections.add(self)
+
+    def on_ws_frame(self, transport: Any, frame: Any) -> None:
+        kind = frame.msg_type
+        if kind == WSMsgType.TEXT or kind == WSMsgType.BINARY:
+            if self.parts is not None:
+                return self._fail(WSCloseCode.PROTOCOL_ERROR, "a new message inside a fragmented one")
+            if frame.fin:
+                return self._message(frame.get_payload_as_bytes(), kind == WSMsgType.TEXT)
+            self.parts, self.parts_text, self.parts_size = [], kind == WSMsgType.TEXT, 0
+            self._part(frame)
+        elif kind == WSMsgType.CONTINUATION:
+            if self.parts is None:
+                return self._fail(WSCloseCode.PROTOCOL_ERROR, "a continuation with nothing to continue")
+            self._part(frame)
+        elif kind == WSMsgType.CLOSE:
+            transport.send_close(frame.get_close_code())
+            transport.disconnect()
+
+    def on_ws_disconnected(self, transport: Any) -> None:
+        self.gone = True
+        self.connections.discard(self)
+        self.queue.clear()
+        if self.writable is not None and not self.writable.done():
+            self.writable.set_result(None)
+        if self.worker is None:
+            self.worker = asyncio.get_running_loop().create_task(self._drain())  # closes the sessions
+
+    def pause_writing(self) -> None:
+        if self.writable is None or self.writable.done():
+            self.writable = asyncio.get_running_loop().create_future()
+
+    def resume_writing(self) -> None:
+        if self.writable is not None and not self.writable.done():
+            self.writable.set_result(None)
+
+    def shutdown(self) -> None:
+        """uvicorn's shutdown asks every connection to end."""
+        if not self.gone:
+            self.transport.send_close(WSCloseCode.SERVICE_RESTART)
+            self.transport.disconnect()
+
+    # -- messages -------------------------------------------------------------------------------------
+    def _part(self, frame: Any) -> None:
+        assert self.parts is not None
+        payload = frame.get_payload_as_bytes()
+        self.parts.append(payload)
+        self.parts_size += len(payload)
+        if self.parts_size > self.frames.limit:
+            return self._fail(WSCloseCode.MESSAGE_TOO_BIG, "message over the body limit")
+        if frame.fin:
+            data, text = b"".join(self.parts), self.parts_text
+            self.parts = None
+            self._message(data, text)
+
+    def _message(self, data: bytes, text: bool) -> None:
+        if not text:
+            refusal = SessionFrames.refuse(RequestError(frames.BINARY_REFUSED, code="binary_frame"))
+            return self._enqueue(refusal.encode())
+        try:
+            decoded = data.decode()
+        except UnicodeDecodeError:  # RFC 6455: a text frame must be UTF-8
+            return self._fail(WSCloseCode.INVALID_TEXT, "invalid UTF-8 in a text frame")
+        self._enqueue(decoded)
+
+    def _enqueue(self, item: str | bytes) -> None:
+        """Queue a text frame to answer (str) or an answer already made (bytes), in arrival order."""
+        self.queue.append(item)
+        if len(self.queue) >= READ_AHEAD and self.reading:
+            self.reading = False
+            self.transport.underlying_transport.pause_reading()
+        if self.worker is None:
+            self.worker = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        """Answer queued frames in order, then end (a task per burst, not one per connection)."""
+        try:
+            while self.queue and not self.gone:
+                item = self.queue.popleft()
+                if not self.reading and len(self.queue) < READ_AHEAD // 4:
+                    self.reading = True
+                    self.transport.underlying_transport.resume_reading()
+                answer = item if isinstance(item, bytes) else (await self.frames.answer(item)).encode()
+                if self.writable is not None:
+                    await self.writable
+                if not self.gone:
+                    self.transport.send(WSMsgType.TEXT, answer)
+        finally:
+            self.worker = None
+            if self.gone:
+                await self.frames.close_all()
+
+    def _fail(self, code: WSCloseCode, why: str) -> None:
+        LOG.info("closing a session socket (%s): %s", code.name, why)
+        self.parts = None
+        self.transport.send_close(code, why.encode())
+        self.transport.disconnect()
+
+
+class SessionSocketProtocol(asyncio.Protocol):
+    """uvicorn's `ws` protocol class: routes an upgraded connection by its path (see the module)."""
+
+    app: Any = None  # bound by `for_app`
+
+    @classmethod
+    def for_app(cls, app: Any) -> type[SessionSocketProtocol]:
+        return type("SessionSocketProtocolForApp", (cls,), {"app": app})
+
+    def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any], **kwargs: Any) -> None:
+        self.config, self.server_state, self.app_state, self.kwargs = config, server_state, app_state, kwargs
+        self.transport: asyncio.Transport | None = None
+        self.inner: Any = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        if self.inner is None:  # the upgrade request, as uvicorn re-serialised it
+            target = data.split(b" ", 2)[1] if data.count(b" ") >= 2 else b""
+            self.inner = self._native() if target.split(b"?", 1)[0] == PATH else self._asgi()
+            self.inner.connection_made(self.transport)
+            # uvicorn sets this object as the transport's protocol after this call; hand over next turn.
+            asyncio.get_running_loop().call_soon(self.transport.set_protocol, self.inner)  # type: ignore[union-attr]
+        if isinstance(self.inner, asyncio.BufferedProtocol):
+            view = memoryview(data)
+            while view:
+                buf = self.inner.get_buffer(len(view))
+                n = min(len(buf), len(view))
+                buf[:n] = view[:n]
+                self.inner.buffer_updated(n)
+                view = view[n:]
+        else:
+            self.inner.data_received(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.inner is not None:
+            self.inner.connection_lost(exc)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received() if self.inner is not None else None
+
+    def pause_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        if self.inner is not None:
+            self.inner.resume_writing()
+
+    def _asgi(self) -> asyncio.Protocol:
+        cls = import_from_string(WS_PROTOCOLS["websockets-sansio"])
+        return cls(config=self.config, server_state=self.server_state, app_state=self.app_state, **self.kwargs)
+
+    def _native(self) -> WSProtocol:
+        hub, access = self.app.state.hub, self.app.state.access
+        limit = hub.settings.max_body_bytes
+        connections = self.server_state.connections
+
+        def listener(request: Any) -> Any:
+            try:
+                caller = access.caller(request.headers.get("authorization"))
+            except Unauthorized as exc:
+                denial = respond(exc)
+                headers = [(k.decode(), v.decode()) for k, v in denial.raw_headers if k != b"content-length"]
+                return WSUpgradeResponseWithListener(
+                    WSUpgradeResponse.create_error_response(denial.status_code, bytes(denial.body), headers), None)
+            return SessionSocket(SessionFrames(hub.manager, caller, limit), connections)
+
+        # host:port, path, server side, listener factory, logger, no disconnect on a listener's
+        # exception (answers already catch them), no handshake timeout (uvicorn read the request),
+        # no pings of our own, answer pings, frame limit, no extra headers, read buffer.
+        return WSProtocol(None, None, False, listener, LOG, False, None, False, 20, 20,
+                          WSAutoPingStrategy.PING_WHEN_IDLE, True, limit, None,
+                          2048)
