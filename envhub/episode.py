@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -23,10 +24,10 @@ MAX_OBSERVATION_CHARS = 4000  # characters of an observation's text kept (step l
 MAX_ARGUMENTS_CHARS = 8000  # characters of a step's arguments, as JSON, the store keeps
 
 
-class EpisodeHeader(BaseModel):
+@dataclass(frozen=True, slots=True)  # made by the server, once per session: nothing to validate
+class EpisodeHeader:
     """Who ran what: carried by every store event, so an event can be placed on its own."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
     id: str
     env: str
     task_id: str

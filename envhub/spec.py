@@ -10,6 +10,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from envhub.errors import FailureClass
@@ -50,6 +51,12 @@ def unencodable(value: Any) -> bool:
         except UnicodeEncodeError:
             return True
         return False
+    if isinstance(value, dict | list | tuple):
+        try:
+            orjson.dumps(value)  # one pass in C, and it refuses a lone surrogate: the common case
+            return False
+        except TypeError:  # a lone surrogate, or something JSON has no form for: look closer
+            pass
     if isinstance(value, dict):
         return any(unencodable(k) or unencodable(v) for k, v in value.items())
     if isinstance(value, list | tuple):
