@@ -64,6 +64,31 @@ OPENENV_APP = textwrap.dedent('''
 ''')
 
 
+#: A server that does nothing but answer (picows, the stack under envhub's session socket): the most
+#: this load generator can measure, the ceiling of any ratio over OpenEnv in the same run.
+PICOWS_APP = textwrap.dedent('''
+    import os, orjson, uvloop
+    from picows import WSListener, WSMsgType, ws_create_server
+
+    REPLY = b'{"id":null,"op":"step","ok":true,"data":{"observation":{"text":"hi"},"reward":null,"done":false}}'
+
+    class Fixed(WSListener):
+        def on_ws_frame(self, transport, frame):
+            if frame.msg_type == WSMsgType.TEXT:
+                orjson.loads(frame.get_payload_as_bytes())
+                transport.send(WSMsgType.TEXT, REPLY)
+            elif frame.msg_type == WSMsgType.CLOSE:
+                transport.send_close(frame.get_close_code())
+                transport.disconnect()
+
+    async def main():
+        server = await ws_create_server(lambda request: Fixed(), "127.0.0.1", int(os.environ["PORT"]))
+        await server.serve_forever()
+
+    uvloop.run(main())
+''')
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -222,9 +247,10 @@ async def interleaved(servers: dict[str, tuple], clients: int, seconds: float, r
                    "p50_ms": pct(lats[label], 0.5), "p99_ms": pct(lats[label], 0.99),
                    "rounds_pairs_per_s": [round(x["pairs_per_s"]) for x in rows]}
            for label, rows in per.items()}
-    e, o = per["envhub"], per["openenv"]
-    for key in ("pairs_per_s", "cpu_us_per_pair"):
-        out["envhub"][f"ratio_{key}"] = statistics.median(a[key] / b[key] for a, b in zip(e, o, strict=True))
+    o = per["openenv"]
+    for label in servers.keys() - {"openenv"}:
+        for key in ("pairs_per_s", "cpu_us_per_pair"):
+            out[label][f"ratio_{key}"] = statistics.median(a[key] / b[key] for a, b in zip(per[label], o, strict=True))
     return out
 
 
@@ -351,24 +377,31 @@ async def main() -> None:
     app_file.write_text(OPENENV_APP)
     oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
                 "--log-level", "warning"], {}, op)
+    cp = free_port()
+    ceiling_file = Path("/tmp/envhub_bench_picows_ws.py")
+    ceiling_file.write_text(PICOWS_APP)
+    ceiling = start([PY, str(ceiling_file)], {"PORT": str(cp)}, cp)
     try:
         servers = {"envhub": (envhub_loop, f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid),
-                   "openenv": (openenv_loop, f"ws://127.0.0.1:{op}/ws", oe.pid)}
+                   "openenv": (openenv_loop, f"ws://127.0.0.1:{op}/ws", oe.pid),
+                   "ceiling": (envhub_loop, f"ws://127.0.0.1:{cp}/", ceiling.pid)}
         for loop, url, pid in servers.values():  # warm-up (lazy imports, caches, the store's schema)
             await throughput(loop, url, 8, 1.0, pid)
-        results = {"envhub": {}, "openenv": {}}
+        results: dict[str, dict] = {"envhub": {}, "openenv": {}, "ceiling": {}}
         for load, n in (("1 session", 1), ("64 sessions", 64)):
             for label, figures in (await interleaved(servers, n, args.seconds, args.rounds)).items():
                 results[label][load] = figures
-        for label, (_, url, pid) in servers.items():
+        ceiling.kill()
+        for label in ("envhub", "openenv"):
+            _, url, pid = servers[label]
             results[label]["idle_kib_per_session"] = await idle_memory(label, url, pid, args.idle_sessions)
         oe.kill()
         results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
         results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
         results["db"] = await db_figures(f"http://127.0.0.1:{ep}", args.db_sessions, hub.pid)
     finally:
-        hub.kill()
-        oe.kill()
+        for proc in (hub, oe, ceiling):
+            proc.kill()
 
     if args.json:
         print(json.dumps(results))
@@ -385,6 +418,9 @@ async def main() -> None:
             a, b = results["envhub"][load][key], results["openenv"][load][key]
             r = results["envhub"][load].get(f"ratio_{key}", a / b if b else None)
             t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{r:.2f}x" if r else "-")
+        c = results["ceiling"][load]
+        t.add_row(f"{load} pairs/s of a server that only answers", f"{c['pairs_per_s']:.1f}",
+                  f"{results['openenv'][load]['pairs_per_s']:.1f}", f"{c['ratio_pairs_per_s']:.2f}x")
     a, b = results["envhub"]["idle_kib_per_session"], results["openenv"]["idle_kib_per_session"]
     t.add_row("idle memory KiB/session", f"{a:.0f}", f"{b:.0f}", f"{a / b:.2f}x" if b else "-")
     Console().print(t)

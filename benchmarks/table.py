@@ -64,6 +64,10 @@ def rows(p: dict | None, v: dict | None) -> list[tuple[str, str, str, str, str]]
                 a, b = e[load][key], o[load][key]
                 same_round = e[load].get(f"ratio_{key}")  # the median of same-round ratios (protocol.interleaved)
                 out.append((figure, fmt(a), fmt(b), f"{same_round:.2f}×" if same_round else ratio(a, b), target))
+            if (c := p.get("ceiling", {}).get(load)) is not None:  # protocol.PICOWS_APP
+                out.append((f"ceiling: a server that only answers, pairs/s, {load}", fmt(c["pairs_per_s"]),
+                            fmt(o[load]["pairs_per_s"]), f"{c['ratio_pairs_per_s']:.2f}×",
+                            "the most any server can show here"))
         a, b = e["64 sessions"]["p99_ms"], o["64 sessions"]["p99_ms"]
         out.append(("p99 ms of a pair, 64 sessions", fmt(a, 1), fmt(b, 1), ratio(a, b), "≤ OpenEnv"))
         a, b = e["idle_kib_per_session"], o["idle_kib_per_session"]

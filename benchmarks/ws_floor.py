@@ -1,10 +1,15 @@
 """What the WebSocket stack alone costs per reset+step pair, beside envhub and OpenEnv.
 
-`protocol.py` compares envhub with OpenEnv; this script says how much of either is the stack they
-share (uvicorn, Starlette's WebSocket, FastAPI's routing). A bare FastAPI app answers each frame with
-a fixed JSON reply, served exactly as envhub is (`envhub.server.thread.uvicorn_config`), and once more
-as OpenEnv is (uvicorn's defaults, per-message deflate on). Same load generator and pinning as
-`protocol.py`: server on CPU 0, client on CPU 1, each pair two frames out and two answers back.
+`protocol.py` compares envhub with OpenEnv; this script says how much of either is the stack under
+them. Each server answers every frame with a fixed JSON reply: a bare FastAPI app served as OpenEnv
+is (uvicorn's defaults, per-message deflate on), the same app through uvicorn's own WebSocket
+protocol as envhub serves its other routes, and a bare picows server, the stack under envhub's
+session socket (`envhub.server.native_ws`). Same load generator and pinning as `protocol.py`:
+server on CPU 0, client on CPU 1, each pair two frames out and two answers back.
+
+The picows row is the most a server can get out of this load generator: with one session each pair
+waits for the client and the wake-ups of both CPUs, so no server, however fast, goes much past it.
+Divide it by OpenEnv's figure in `protocol.py` for the highest ratio a 1-session run can show.
 
     .venv/bin/python benchmarks/ws_floor.py [--seconds 4] [--json]
 """
@@ -42,13 +47,13 @@ BARE_APP = textwrap.dedent('''
 
     if __name__ == "__main__":
         port = int(os.environ["PORT"])
-        if os.environ.get("AS") == "envhub":
-            from envhub.config import get_settings
-            from envhub.server.thread import uvicorn_config
-            uvicorn.Server(uvicorn_config(app, get_settings(), host="127.0.0.1", port=port)).run()
+        if os.environ.get("AS") == "uvicorn-sansio":  # envhub's settings for every route but its session socket
+            uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio",
+                        ws_per_message_deflate=False)
         else:  # as OpenEnv's benchmark server runs: uvicorn's defaults
             uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
 ''')
+
 
 
 async def bare_loop(url: str, stop: float, lat: list[float]) -> int:
@@ -61,12 +66,15 @@ async def main() -> None:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     os.sched_setaffinity(0, {1})
-    app_file = Path("/tmp/envhub_bench_bare_ws.py")
+    app_file, picows_file = Path("/tmp/envhub_bench_bare_ws.py"), Path("/tmp/envhub_bench_picows_ws.py")
     app_file.write_text(BARE_APP)
+    picows_file.write_text(protocol.PICOWS_APP)
     results: dict[str, dict] = {}
-    for label, env in (("bare, served as envhub is", {"AS": "envhub"}), ("bare, uvicorn defaults", {})):
+    for label, script, env in (("FastAPI, uvicorn defaults (OpenEnv's stack)", app_file, {}),
+                               ("FastAPI, uvicorn websockets-sansio", app_file, {"AS": "uvicorn-sansio"}),
+                               ("picows (envhub's session socket)", picows_file, {})):
         port = protocol.free_port()
-        proc = protocol.start([protocol.PY, str(app_file)], {**env, "PORT": str(port)}, port)
+        proc = protocol.start([protocol.PY, str(script)], {**env, "PORT": str(port)}, port)
         try:
             url = f"ws://127.0.0.1:{port}/ws"
             await protocol.throughput(bare_loop, url, 8, 1.0, proc.pid)

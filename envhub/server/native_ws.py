@@ -42,6 +42,8 @@ from envhub.server.routes.ws import SessionFrames
 PATH = b"/v1/sessions/ws"
 #: Frames read ahead of their answers before the socket stops reading (a client that never reads).
 READ_AHEAD = 32
+#: The most one read takes from the socket (see `_CappedReads`).
+READ_CAP = 256 * 1024
 
 
 class _QuietParserErrors(logging.LoggerAdapter):  # type: ignore[type-arg]
@@ -62,9 +64,10 @@ LOG = _QuietParserErrors(logging.getLogger("envhub.ws"), {})
 class SessionSocket(WSListener):
     """One native connection: frames in, answers out, in order."""
 
-    def __init__(self, frames_: SessionFrames, connections: set[Any]) -> None:
+    def __init__(self, frames_: SessionFrames, connections: set[Any], tasks: set[asyncio.Task[None]]) -> None:
         self.frames = frames_
         self.connections = connections  # uvicorn's: asked to shut down with the server
+        self.tasks = tasks  # uvicorn's: awaited at shutdown, so a dropped connection's sessions get closed
         self.transport: Any = None
         self.queue: deque[str | bytes] = deque()
         self.worker: asyncio.Task[None] | None = None
@@ -93,18 +96,19 @@ class SessionSocket(WSListener):
             if self.parts is None:
                 return self._fail(WSCloseCode.PROTOCOL_ERROR, "a continuation with nothing to continue")
             self._part(frame)
+        elif kind == WSMsgType.PING:
+            self.write(frame.get_payload_as_bytes(), opcode=0xA)
         elif kind == WSMsgType.CLOSE:
-            transport.send_close(frame.get_close_code())
-            transport.disconnect()
+            code = frame.get_close_code().value if frame.payload_size >= 2 else 1000
+            self.close(code if 1000 <= code < 5000 else 1002)
 
     def on_ws_disconnected(self, transport: Any) -> None:
         self.gone = True
         self.connections.discard(self)
         self.queue.clear()
-        if self.writable is not None and not self.writable.done():
-            self.writable.set_result(None)
+        self.resume_writing()  # a worker waiting to write ends
         if self.worker is None:
-            self.worker = asyncio.get_running_loop().create_task(self._drain())  # closes the sessions
+            self._start()  # closes the sessions
 
     def pause_writing(self) -> None:
         if self.writable is None or self.writable.done():
@@ -113,12 +117,11 @@ class SessionSocket(WSListener):
     def resume_writing(self) -> None:
         if self.writable is not None and not self.writable.done():
             self.writable.set_result(None)
+        self.writable = None
 
     def shutdown(self) -> None:
         """uvicorn's shutdown asks every connection to end."""
-        if not self.gone:
-            self.transport.send_close(WSCloseCode.SERVICE_RESTART)
-            self.transport.disconnect()
+        self.close(WSCloseCode.SERVICE_RESTART.value)
 
     # -- messages -------------------------------------------------------------------------------------
     def _part(self, frame: Any) -> None:
@@ -150,7 +153,12 @@ class SessionSocket(WSListener):
             self.reading = False
             self.transport.underlying_transport.pause_reading()
         if self.worker is None:
-            self.worker = asyncio.get_running_loop().create_task(self._drain())
+            self._start()
+
+    def _start(self) -> None:
+        self.worker = task = asyncio.get_running_loop().create_task(self._drain())
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     async def _drain(self) -> None:
         """Answer queued frames in order, then end (a task per burst, not one per connection)."""
@@ -164,17 +172,66 @@ class SessionSocket(WSListener):
                 if self.writable is not None:
                     await self.writable
                 if not self.gone:
-                    self.transport.send(WSMsgType.TEXT, answer)
+                    self.write(answer)
         finally:
             self.worker = None
             if self.gone:
                 await self.frames.close_all()
 
+    def write(self, payload: bytes, opcode: int = 0x1) -> None:
+        """One unmasked frame (a text answer by default), through the transport's own write. picows's
+        `send` writes to the socket itself whenever the transport reports nothing buffered, and under
+        backpressure that let one frame's bytes cross another's (tests/server/test_native_ws.py): every
+        frame, pongs and closes too, goes this way, in order."""
+        n = len(payload)
+        if n < 126:
+            head = bytes((0x80 | opcode, n))
+        elif n < 65536:
+            head = bytes((0x80 | opcode, 126)) + n.to_bytes(2, "big")
+        else:
+            head = bytes((0x80 | opcode, 127)) + n.to_bytes(8, "big")
+        self.transport.underlying_transport.write(head + payload)
+
+    def close(self, code: int, why: bytes = b"") -> None:
+        """A close frame after whatever is written already, then the end of the connection."""
+        if not self.gone:
+            self.write(code.to_bytes(2, "big") + why[:120], opcode=0x8)
+            self.transport.disconnect()
+
     def _fail(self, code: WSCloseCode, why: str) -> None:
         LOG.info("closing a session socket (%s): %s", code.name, why)
         self.parts = None
-        self.transport.send_close(code, why.encode())
-        self.transport.disconnect()
+        self.close(code.value, why.encode())
+
+
+class _CappedReads(asyncio.BufferedProtocol):
+    """picows's protocol with each read capped at READ_CAP. picows doubles its read buffer whenever
+    a read fills it, and a client that sends without reading filled each one from the kernel's
+    socket buffer (tens of MB here): the buffer grew to match, and every frame of such a read was
+    parsed at once, far past READ_AHEAD. Capped, a read holds a few hundred kB at most."""
+
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: WSProtocol) -> None:
+        self.inner = inner
+
+    def get_buffer(self, sizehint: int) -> memoryview:
+        return self.inner.get_buffer(sizehint)[:READ_CAP]
+
+    def buffer_updated(self, nbytes: int) -> None:
+        self.inner.buffer_updated(nbytes)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.inner.connection_lost(exc)
+
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
+
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
 
 class SessionSocketProtocol(asyncio.Protocol):
@@ -197,8 +254,13 @@ class SessionSocketProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self.inner is None:  # the upgrade request, as uvicorn re-serialised it
             target = data.split(b" ", 2)[1] if data.count(b" ") >= 2 else b""
-            self.inner = self._native() if target.split(b"?", 1)[0] == PATH else self._asgi()
-            self.inner.connection_made(self.transport)
+            if target.split(b"?", 1)[0] == PATH:
+                native = self._native()
+                native.connection_made(self.transport)
+                self.inner = _CappedReads(native)
+            else:
+                self.inner = self._asgi()
+                self.inner.connection_made(self.transport)
             # uvicorn sets this object as the transport's protocol after this call; hand over next turn.
             asyncio.get_running_loop().call_soon(self.transport.set_protocol, self.inner)  # type: ignore[union-attr]
         if isinstance(self.inner, asyncio.BufferedProtocol):
@@ -234,7 +296,7 @@ class SessionSocketProtocol(asyncio.Protocol):
     def _native(self) -> WSProtocol:
         hub, access = self.app.state.hub, self.app.state.access
         limit = hub.settings.max_body_bytes
-        connections = self.server_state.connections
+        connections, tasks = self.server_state.connections, self.server_state.tasks
 
         def listener(request: Any) -> Any:
             try:
@@ -244,11 +306,12 @@ class SessionSocketProtocol(asyncio.Protocol):
                 headers = [(k.decode(), v.decode()) for k, v in denial.raw_headers if k != b"content-length"]
                 return WSUpgradeResponseWithListener(
                     WSUpgradeResponse.create_error_response(denial.status_code, bytes(denial.body), headers), None)
-            return SessionSocket(SessionFrames(hub.manager, caller, limit), connections)
+            return SessionSocket(SessionFrames(hub.manager, caller, limit), connections, tasks)
 
         # host:port, path, server side, listener factory, logger, no disconnect on a listener's
         # exception (answers already catch them), no handshake timeout (uvicorn read the request),
-        # no pings of our own, answer pings, frame limit, no extra headers, read buffer.
+        # no pings of our own, pings answered by the listener (`SessionSocket.write`), frame limit,
+        # no extra headers, read buffer.
         return WSProtocol(None, None, False, listener, LOG, False, None, False, 20, 20,
-                          WSAutoPingStrategy.PING_WHEN_IDLE, True, limit, None,
+                          WSAutoPingStrategy.PING_WHEN_IDLE, False, limit, None,
                           2048)

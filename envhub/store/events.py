@@ -1,12 +1,14 @@
 """Episode events: what the session manager tells the store, as plain data.
 
-An observer call must return at once. A created, step or closed event is made plain data at once
-(the header and the step entry as dicts of strings and numbers, see `envhub.episode`): events wait
-in the writer's buffer for a fraction of a second, thousands at a time, and typed models kept alive
-that long cost the serving thread more (the cyclic collector walking them, a larger working set)
-than making the dicts does (`benchmarks/protocol.py`, 64 sessions). A verify result, one per
-episode, is kept as it is and made plain in the writer's thread. Every event carries its episode's
-header, so the store can place it even when an earlier event of the same episode was lost.
+An observer call must return at once. A created, step or closed event is made at once as one flat
+dict of strings, numbers and datetimes (the header's fields and the step entry's side by side).
+Events wait in the writer's buffer for a fraction of a second, thousands at a time; typed models or
+nested dicts kept alive that long cost the serving thread more than making the dict does: the cyclic
+collector walks every container, and a dict that holds only such values is never tracked
+(`benchmarks/protocol.py`, 64 sessions). `plain`, in the writer's thread, nests it again (the form
+the store writes and spill files keep). A verify result, one per episode, is kept as it is. Every
+event carries its episode's header, so the store can place it even when an earlier event of the same
+episode was lost.
 """
 
 from __future__ import annotations
@@ -40,12 +42,27 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
+#: A flat event's header fields (`EpisodeHeader`) and a flat step event's entry fields (`StepEntry.stored`).
+HEADER_FIELDS = ("id", "env", "task_id", "harness", "policy_version", "created_at")
+ENTRY_FIELDS = ("step", "tool", "arguments", "arguments_cut", "observation", "observation_cut", "is_error", "failure",
+                "elapsed_s")
+
+
+def _flat(session: Session, event: Event) -> Event:
+    h = session.header
+    event["id"], event["env"], event["task_id"], event["harness"] = h.id, h.env, h.task_id, h.harness
+    event["policy_version"], event["created_at"] = h.policy_version, h.created_at
+    return event
+
+
 def created(session: Session) -> Event:
-    return {"kind": "created", "episode": session.header.plain(), "reset_s": session.timings.get("reset_s")}
+    return _flat(session, {"kind": "created", "reset_s": session.timings.get("reset_s")})
 
 
 def step(session: Session, entry: StepEntry) -> Event:
-    return {"kind": "step", "episode": session.header.plain(), "entry": entry.stored()}
+    event = entry.stored()  # a fresh dict: the header's fields go in beside the entry's
+    event["kind"] = "step"
+    return _flat(session, event)
 
 
 def verified(session: Session, result: VerifyResult) -> Event:
@@ -54,23 +71,35 @@ def verified(session: Session, result: VerifyResult) -> Event:
 
 
 def closed(session: Session) -> Event:
-    return {"kind": "closed", "episode": session.header.plain(), "at": _now(), "step_count": session.step_count}
+    return _flat(session, {"kind": "closed", "at": _now(), "step_count": session.step_count})
 
 
 def episode_id(event: Event) -> str:
+    if "episode" not in event:
+        return event["id"]
     header = event["episode"]
     return header["id"] if isinstance(header, dict) else header.id
 
 
+def _nested(event: Event) -> Event:
+    """A flat event in the nested form: {kind, episode: header, entry (a step's) or its own fields}."""
+    out: Event = {"kind": event["kind"], "episode": {k: event[k] for k in HEADER_FIELDS}}
+    if event["kind"] == "step":
+        out["entry"] = {k: event[k] for k in ENTRY_FIELDS}
+    else:
+        out.update((k, v) for k, v in event.items() if k != "kind" and k not in HEADER_FIELDS)
+    return out
+
+
 def plain(event: Event) -> Event:
     """The event as JSON-ready data with every text bounded (runs in the writer's thread)."""
-    out = dict(event)
-    if not isinstance(event["episode"], dict):  # not yet plain (a spilled event is)
-        out["episode"] = event["episode"].plain()
-    if event["kind"] == "step" and isinstance(event["entry"], StepEntry):
-        out["entry"] = event["entry"].stored()
-    elif event["kind"] == "verified" and not isinstance(event["result"], dict):
-        out["result"] = event["result"].model_dump(mode="json")
+    out = _nested(event) if "episode" not in event else dict(event)
+    if not isinstance(out["episode"], dict):  # not yet plain (a spilled event is)
+        out["episode"] = out["episode"].plain()
+    if out["kind"] == "step" and isinstance(out["entry"], StepEntry):
+        out["entry"] = out["entry"].stored()
+    elif out["kind"] == "verified" and not isinstance(out["result"], dict):
+        out["result"] = out["result"].model_dump(mode="json")
     if out.get("result"):
         result = dict(out["result"])
         result["detail"] = str(result.get("detail", ""))[:MAX_DETAIL_CHARS]

@@ -229,7 +229,8 @@ class RawWs:
             head += bytes([0x80 | 126]) + n.to_bytes(2, "big")
         else:
             head += bytes([0x80 | 127]) + n.to_bytes(8, "big")
-        masked = bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+        key = (mask * (n // 4 + 1))[:n]
+        masked = (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(n, "big")
         try:
             self.sock.sendall(head + mask + masked)
         except OSError:
