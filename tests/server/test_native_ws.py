@@ -146,3 +146,15 @@ def test_a_client_that_does_not_read_gets_every_answer_in_order(server, monkeypa
     assert [a["id"] for a in answers] == [f["id"] for f in frames]
     bad = [a for a in answers if not (a["ok"] and (a["op"] == "reset" or a["data"]["observation"]["text"] == text))]
     assert not bad, str(bad[0])[:400]
+
+
+def test_a_ping_gets_its_pong_and_a_close_its_close(server):
+    """A ping is answered with a pong carrying its payload; a close frame with the same code."""
+    ws = RawWs(server.port, "/v1/sessions/ws")
+    ws.send(0x9, b"are you there")
+    assert ws.recv() == (0xA, b"are you there")
+    ws.send(0x8, (1000).to_bytes(2, "big") + b"bye")
+    opcode, payload = ws.recv()
+    assert opcode == 0x8 and int.from_bytes(payload[:2], "big") == 1000
+    assert ws.recv() is None  # and the connection ends
+    ws.close()
