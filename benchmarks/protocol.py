@@ -2,7 +2,8 @@
 
 Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
 WebSocket (each client one session), taking turns under load (`--rounds`: each figure is a median
-over rounds, each ratio the median of same-round ratios); envhub serves with its episode store on, a SQLite store that
+over rounds, each ratio the median of same-round ratios), beside a server that only answers (the
+most this load generator can measure). envhub serves with its episode store on, a SQLite store that
 already holds 100,000 episodes (`prefilled_store`: the same start for every run). Besides pairs/s and
 latency it prints the server's CPU time per reset+step pair (user+system from /proc, threads
 included): on a shared, noisy machine that ratio moves far less than pairs/s. Prints a side-by-side
@@ -365,23 +366,21 @@ async def main() -> None:
     if args.quick:
         args.seconds, args.rounds, args.terminal_sessions, args.db_sessions = 3, 4, 100, 500
     os.sched_setaffinity(0, {1})
-    results: dict[str, dict] = {}
-
-    ep = free_port()
     store = prefilled_store(Path(tempfile.gettempdir()) / "envhub_bench_store.sqlite3")
-    hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
-                 "--env", "db", "--log-level", "warning"],
-                {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
-    op = free_port()
-    app_file = Path("/tmp/envhub_bench_openenv_app.py")
-    app_file.write_text(OPENENV_APP)
-    oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
-                "--log-level", "warning"], {}, op)
-    cp = free_port()
-    ceiling_file = Path("/tmp/envhub_bench_picows_ws.py")
-    ceiling_file.write_text(PICOWS_APP)
-    ceiling = start([PY, str(ceiling_file)], {"PORT": str(cp)}, cp)
+    Path("/tmp/envhub_bench_openenv_app.py").write_text(OPENENV_APP)
+    Path("/tmp/envhub_bench_picows_ws.py").write_text(PICOWS_APP)
+    ep, op, cp = free_port(), free_port(), free_port()
+    procs: list[subprocess.Popen] = []
     try:
+        hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
+                     "--env", "db", "--log-level", "warning"],
+                    {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
+        procs.append(hub)
+        oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
+                    "--log-level", "warning"], {}, op)
+        procs.append(oe)
+        ceiling = start([PY, "/tmp/envhub_bench_picows_ws.py"], {"PORT": str(cp)}, cp)
+        procs.append(ceiling)
         servers = {"envhub": (envhub_loop, f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid),
                    "openenv": (openenv_loop, f"ws://127.0.0.1:{op}/ws", oe.pid),
                    "ceiling": (envhub_loop, f"ws://127.0.0.1:{cp}/", ceiling.pid)}
@@ -400,7 +399,7 @@ async def main() -> None:
         results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
         results["db"] = await db_figures(f"http://127.0.0.1:{ep}", args.db_sessions, hub.pid)
     finally:
-        for proc in (hub, oe, ceiling):
+        for proc in procs:
             proc.kill()
 
     if args.json:
