@@ -13,6 +13,7 @@ episode was lost.
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -42,10 +43,8 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-#: A flat event's header fields (`EpisodeHeader`) and a flat step event's entry fields (`StepEntry.stored`).
-HEADER_FIELDS = ("id", "env", "task_id", "harness", "policy_version", "created_at")
-ENTRY_FIELDS = ("step", "tool", "arguments", "arguments_cut", "observation", "observation_cut", "is_error", "failure",
-                "elapsed_s")
+#: The header's fields, at the top of a flat event beside the event's own.
+HEADER_FIELDS = tuple(f.name for f in fields(EpisodeHeader))
 
 
 def _flat(session: Session, event: Event) -> Event:
@@ -83,11 +82,12 @@ def episode_id(event: Event) -> str:
 
 def _nested(event: Event) -> Event:
     """A flat event in the nested form: {kind, episode: header, entry (a step's) or its own fields}."""
+    own = {k: v for k, v in event.items() if k != "kind" and k not in HEADER_FIELDS}
     out: Event = {"kind": event["kind"], "episode": {k: event[k] for k in HEADER_FIELDS}}
     if event["kind"] == "step":
-        out["entry"] = {k: event[k] for k in ENTRY_FIELDS}
+        out["entry"] = own
     else:
-        out.update((k, v) for k, v in event.items() if k != "kind" and k not in HEADER_FIELDS)
+        out.update(own)
     return out
 
 
