@@ -212,8 +212,11 @@ async def openenv_loop(url: str, stop: float, lat: list[float]) -> int:
     return pairs
 
 
-async def throughput(loop, url: str, clients: int, seconds: float, pid: int) -> dict[str, float]:
-    lat: list[float] = []
+async def throughput(loop, url: str, clients: int, seconds: float, pid: int,
+                     lat: list[float] | None = None) -> dict[str, float]:
+    """pairs/s, latency and server CPU per pair of `clients` sessions for `seconds`; each pair's
+    latency is also appended to `lat` when given (to pool rounds)."""
+    lat = [] if lat is None else lat
     cpu0 = cpu_s(pid)
     stop = time.perf_counter() + seconds
     counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
@@ -233,16 +236,8 @@ async def interleaved(servers: dict[str, tuple], clients: int, seconds: float, r
     order = list(servers)
     for r in range(rounds):
         for label in (order if r % 2 == 0 else order[::-1]):
-            loop, url, pid = servers[label]
-            lat: list[float] = []
-            stop = time.perf_counter() + seconds / rounds
-            cpu0 = cpu_s(pid)
-            counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
-            await asyncio.sleep(0.3)  # the store's writer drains what these pairs produced: its CPU counts too
-            pairs = sum(counts)
-            per[label].append({"pairs_per_s": pairs / (seconds / rounds),
-                               "cpu_us_per_pair": (cpu_s(pid) - cpu0) * 1e6 / max(1, pairs)})
-            lats[label] += lat
+            per[label].append(await throughput(*servers[label][:2], clients, seconds / rounds, servers[label][2],
+                                               lats[label]))
     out = {label: {"pairs_per_s": statistics.median(x["pairs_per_s"] for x in rows),
                    "cpu_us_per_pair": statistics.median(x["cpu_us_per_pair"] for x in rows),
                    "p50_ms": pct(lats[label], 0.5), "p99_ms": pct(lats[label], 0.99),

@@ -180,8 +180,8 @@ class Router:
             except (aiohttp.ClientOSError, aiohttp.ServerDisconnectedError):
                 # Refused (ClientConnectorError is a ClientOSError), or the connection dropped with
                 # no answer (a replica being stopped, or a kept-alive connection it had closed): try
-                # the next one. A reset it saw before it
-                # went leaves at most an orphan session there, which its lease reaps.
+                # the next one. A reset it saw before it went leaves at most an orphan session
+                # there, which its lease reaps.
                 rep.ready = False
                 tried.add(rep.url)
 

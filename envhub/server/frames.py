@@ -52,18 +52,25 @@ async def accept(ws: WebSocket) -> Caller | None:
     return caller
 
 
-async def receive_json(ws: WebSocket, limit: int) -> Any:
-    """The next frame's JSON value; `WebSocketDisconnect` when the peer left."""
+async def receive_text(ws: WebSocket) -> str:
+    """The next frame's text; `WebSocketDisconnect` when the peer left, `binary_frame()` for a binary one."""
     message = await ws.receive()
     if message["type"] == "websocket.disconnect":
         raise WebSocketDisconnect(message.get("code", 1000), message.get("reason"))
     text = message.get("text")
     if text is None:
-        raise RequestError(BINARY_REFUSED, code="binary_frame")
-    return parse_text(text, limit)
+        raise binary_frame()
+    return text
 
 
-BINARY_REFUSED = "binary frames are not accepted: send each frame as JSON in a text frame"
+async def receive_json(ws: WebSocket, limit: int) -> Any:
+    """The next frame's JSON value; `WebSocketDisconnect` when the peer left."""
+    return parse_text(await receive_text(ws), limit)
+
+
+def binary_frame() -> RequestError:
+    """What a binary frame is answered with, on every WebSocket route and transport."""
+    return RequestError("binary frames are not accepted: send each frame as JSON in a text frame", code="binary_frame")
 
 
 def parse_text(text: str, limit: int) -> Any:

@@ -34,7 +34,7 @@ from picows.picows import WSProtocol
 from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
 
-from envhub.errors import RequestError, Unauthorized
+from envhub.errors import Unauthorized
 from envhub.server import frames
 from envhub.server.problems import respond
 from envhub.server.routes.ws import SessionFrames
@@ -138,8 +138,7 @@ class SessionSocket(WSListener):
 
     def _message(self, data: bytes, text: bool) -> None:
         if not text:
-            refusal = SessionFrames.refuse(RequestError(frames.BINARY_REFUSED, code="binary_frame"))
-            return self._enqueue(refusal.encode())
+            return self._enqueue(SessionFrames.refuse(frames.binary_frame()).encode())
         try:
             decoded = data.decode()
         except UnicodeDecodeError:  # RFC 6455: a text frame must be UTF-8

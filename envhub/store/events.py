@@ -48,9 +48,8 @@ HEADER_FIELDS = tuple(f.name for f in fields(EpisodeHeader))
 
 
 def _flat(session: Session, event: Event) -> Event:
-    h = session.header
-    event["id"], event["env"], event["task_id"], event["harness"] = h.id, h.env, h.task_id, h.harness
-    event["policy_version"], event["created_at"] = h.policy_version, h.created_at
+    for name in HEADER_FIELDS:
+        event[name] = getattr(session.header, name)
     return event
 
 

@@ -97,12 +97,11 @@ async def sessions_ws(ws: WebSocket) -> None:
     session = SessionFrames(hub.manager, caller, hub.settings.max_body_bytes)
     try:
         while True:
-            message = await ws.receive()
-            if message["type"] == "websocket.disconnect":
-                return
-            text = message.get("text")
-            await ws.send_text(session.refuse(RequestError(frames.BINARY_REFUSED, code="binary_frame"))
-                               if text is None else await session.answer(text))
+            try:
+                answer = await session.answer(await frames.receive_text(ws))
+            except RequestError as exc:  # a binary frame
+                answer = session.refuse(exc)
+            await ws.send_text(answer)
     except WebSocketDisconnect:
         pass
     finally:
