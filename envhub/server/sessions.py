@@ -136,15 +136,19 @@ class _SessionIds:
     then 96 random bits. The store keys episodes and their steps by this id, and ids that follow
     one another land on the same few index pages: random ids scattered every batch of inserts over
     the whole index, a cost that grew with the store. OS randomness is drawn in blocks (one
-    getrandom per id is slow here)."""
+    getrandom per id is slow here), and read by offset (slicing off the rest copied the block per id)."""
+
+    BLOCK = 12 * 256
 
     def __init__(self) -> None:
         self._pool = b""
+        self._at = self.BLOCK
 
     def next(self) -> str:
-        if len(self._pool) < 12:
-            self._pool = os.urandom(12 * 256)
-        raw, self._pool = self._pool[:12], self._pool[12:]
+        if self._at >= self.BLOCK:
+            self._pool, self._at = os.urandom(self.BLOCK), 0
+        raw = self._pool[self._at:self._at + 12]
+        self._at += 12
         return f"{time.time_ns() // 1_000_000:012x}{base64.urlsafe_b64encode(raw).decode()}"
 
 

@@ -7,6 +7,7 @@ failure, or replayed from a spill file, never duplicates anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 from datetime import UTC, datetime
 from typing import Any
 
@@ -74,7 +75,7 @@ class _Insert:
     def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
         for i in range(0, len(rows), self.CHUNK):
             chunk = rows[i:i + self.CHUNK]
-            conn.exec_driver_sql(self.sql(len(chunk)), tuple(v for row in chunk for v in row))
+            conn.exec_driver_sql(self.sql(len(chunk)), tuple(chain.from_iterable(chunk)))
 
 
 def _sqlite_ts(value: str | datetime | None) -> str | None:
@@ -82,16 +83,16 @@ def _sqlite_ts(value: str | datetime | None) -> str | None:
     value = _ts(value)
     if value is None:
         return None
-    if value.tzinfo is not None:
-        value = (value if value.tzinfo is UTC else value.astimezone(UTC)).replace(tzinfo=None)
-    return value.isoformat(" ", "microseconds")
+    if value.tzinfo is not None and value.tzinfo is not UTC:
+        value = value.astimezone(UTC)
+    return f"{value:%Y-%m-%d %H:%M:%S.%f}"  # one call: the writer formats two per episode
 
 
 _BULK = {name: _Bulk(name) for name in ("sqlite", "postgresql")}
 
 
 def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
-    """Apply plain events (see `events.plain`) in order, inside the caller's transaction."""
+    """Apply flat events (see `events.storable`) in order, inside the caller's transaction."""
     bulk = _BULK[conn.dialect.name]
     headers: dict[str, dict[str, Any]] = {}
     steps: list[tuple[Any, ...]] = []
@@ -99,17 +100,15 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     closes: list[tuple[Any, ...]] = []
     verdicts: list[Event] = []
     for e in events:
-        h = e["episode"]
-        eid = h["id"]
+        eid = e["id"]
         row = headers.get(eid)
         if row is None:
-            row = headers[eid] = {"h": h, "born": False, "reset_s": None, "steps": 0, "end": None}
+            row = headers[eid] = {"h": e, "born": False, "reset_s": None, "steps": 0, "end": None}
         kind = e["kind"]
         if kind == "step":
-            s = e["entry"]
-            steps.append((eid, s["step"], s["tool"], s["arguments"], s["arguments_cut"], s["observation"],
-                          s["observation_cut"], s["is_error"], s["failure"], s["elapsed_s"]))
-            last_step[eid] = max(last_step.get(eid, 0), s["step"])
+            steps.append((eid, e["step"], e["tool"], e["arguments"], e["arguments_cut"], e["observation"],
+                          e["observation_cut"], e["is_error"], e["failure"], e["elapsed_s"]))
+            last_step[eid] = max(last_step.get(eid, 0), e["step"])
         elif kind == "created":
             row["born"], row["reset_s"] = True, e.get("reset_s")
         elif kind == "closed":
@@ -138,7 +137,7 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     if last_step:  # one executemany per kind of update, not one round trip per episode
         raw(bulk.raise_step_count, [(n, eid, n) for eid, n in last_step.items()])
     for e in verdicts:
-        _write_verdict(conn, e["episode"]["id"], e)
+        _write_verdict(conn, e["id"], e)
     if late_closes:
         raw(bulk.close, late_closes)
 

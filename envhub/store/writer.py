@@ -190,12 +190,12 @@ class EpisodeWriter:
                       time.monotonic() - self.failing_since, self.pending)
 
     def _write(self, batch: list[Event]) -> None:
-        plain = [events.plain(e) for e in batch]
+        rows = events.storable(batch)
         if not self._schema_ready:
             create_schema(self.engine)
             self._schema_ready = True
         with self.engine.begin() as conn:
-            write_events(conn, events=plain)
+            write_events(conn, events=rows)
         self.written += len(batch)
         self.batches += 1
         metrics.WRITTEN.inc(len(batch))

@@ -197,10 +197,9 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
 
     def episode(eid: str) -> list[dict]:
         h = _header(eid)
-        steps = [ev.plain({"kind": "step", "episode": h, "entry": _entry(i, "m")}) for i in (1, 2, 3)]
-        return [ev.plain(e) for e in ({"kind": "created", "episode": h, "reset_s": 0.25}, *steps,
-                                      {"kind": "closed", "episode": h, "at": "2026-12-01T06:01:00+00:00",
-                                       "step_count": 3})]
+        steps = [{"kind": "step", "episode": h, "entry": _entry(i, "m")} for i in (1, 2, 3)]
+        return ev.storable([{"kind": "created", "episode": h, "reset_s": 0.25}, *steps,
+                            {"kind": "closed", "episode": h, "at": "2026-12-01T06:01:00+00:00", "step_count": 3}])
 
     engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     create_schema(engine)
@@ -223,16 +222,19 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
 
 
 def test_a_lone_surrogate_or_nul_is_stored_escaped_and_plain_text_as_is() -> None:
+    """Escaped where the store writes (`storable`: a batch decided at once, each event when one
+    needs it) and where a spill file keeps events (`plain`)."""
     from envhub.store import events as ev
 
     def step(text: str) -> dict:
-        return ev.plain({"kind": "step", "episode": _header("e"), "entry": _entry(1, text)})
+        return {"kind": "step", "episode": _header("e"), "entry": _entry(1, text)}
 
-    bad = step("a\ud800b\x00c")["entry"]
-    assert bad["observation"] == "a\\ud800b\\x00c"
-    assert "\\ud800" in bad["arguments"] and "\x00" not in bad["arguments"]
-    bad["observation"].encode("utf-8")  # storable anywhere
-    good = step("plain é ✓")["entry"]
+    bad, good = ev.storable([step("a\ud800b\x00c"), step("plain é ✓")])
+    spilled = ev.plain(step("a\ud800b\x00c"))["entry"]
+    for stored in (bad, spilled):
+        assert stored["observation"] == "a\\ud800b\\x00c"
+        assert "\\ud800" in stored["arguments"] and "\x00" not in stored["arguments"]
+        stored["observation"].encode("utf-8")  # storable anywhere
     assert good["observation"] == "plain é ✓" and "é ✓" in good["arguments"]
 
 
@@ -310,10 +312,10 @@ def test_the_writer_stores_values_as_the_orm_does(tmp_path: Path) -> None:
                          detail="", timings={}, reset_s=0.25))
     h = _header("raw")
     with engine.begin() as conn:
-        write_events(conn, events=[ev.plain(e) for e in (
+        write_events(conn, events=ev.storable([
             {"kind": "created", "episode": h, "reset_s": 0.25},
             {"kind": "step", "episode": h, "entry": _entry(1, "m")},
-            {"kind": "closed", "episode": h, "at": at, "step_count": 1})])
+            {"kind": "closed", "episode": h, "at": at, "step_count": 1}]))
     stored = "SELECT created_at, ended_at, step_count, detail, timings, reset_s FROM episodes WHERE id = ?"
     with sqlite3.connect(tmp_path / "store.sqlite3") as db:
         assert db.execute(stored, ("raw",)).fetchone() == db.execute(stored, ("orm",)).fetchone()
