@@ -7,8 +7,9 @@ nested dicts kept alive that long cost the serving thread more than making the d
 collector walks every container, and a dict that holds only strings, numbers and datetimes is never
 tracked (`benchmarks/protocol.py`, 64 sessions). The writer's thread stores them flat too
 (`storable`): re-nesting each event there took about 15 of its 50 µs of CPU per pair, on the core
-and under the GIL the event loop needs. `plain` is the nested, JSON-ready form spill files keep. Every event carries its episode's header, so the store can place it even when an earlier event
-of the same episode was lost.
+and under the GIL the event loop needs. `plain` is the nested, JSON-ready form spill files keep.
+Every event carries its episode's header, so the store can place it even when an earlier event of the
+same episode was lost.
 """
 
 from __future__ import annotations

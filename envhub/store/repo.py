@@ -7,8 +7,8 @@ failure, or replayed from a spill file, never duplicates anything.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 from datetime import UTC, datetime
+from itertools import chain
 from typing import Any
 
 from sqlalchemy import Connection, Select, and_, case, delete, func, select, update
