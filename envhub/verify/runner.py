@@ -1,6 +1,6 @@
 """Run a task's hidden pytest verifier over a frozen final state, in a fresh sandbox.
 
-Warm (local backend, the default): a zygote forks a child per verify that enters fresh namespaces
+Warm (local backend, the default): a zygote forks processes per verify that enter fresh namespaces
 with the layout below (envhub/verify/warm.py). Cold: a new bubblewrap sandbox per verify.
 
 Inside the verifier sandbox:
@@ -12,8 +12,8 @@ Inside the verifier sandbox:
     /verify/lib, /verify/site  the `verifiers` library, the result plugin and their packages
 
 No network, its own uid and rlimits, a wall-clock deadline. The result comes back through the
-backend's result channel (`run_once(result=True)`; warm: a pipe from the zygote), never through a file the judged state could
-hold. A crash, a timeout or a missing or malformed result is a `verifier_error`; a check that
+backend's result channel (`run_once(result=True)`; warm: a pipe from the zygote), never through a
+file the judged state could hold. A crash, a timeout or a missing or malformed result is a `verifier_error`; a check that
 raised `EnvFault` is an `env_error`.
 """
 

@@ -2,9 +2,11 @@
 
 A zygote is one bubblewrap sandbox (own host uid, user/pid/net/ipc/uts namespaces, read-only
 /usr, /etc and verifier runtime) running `envhub_zygote` (envhub/verify/zygote.py), which forks
-a fresh child per verify that enters new namespaces, mounts this verify's folders read-only at
-the cold runner's paths, drops every capability and applies the same rlimits. Each zygote serves
-one verify at a time, so RLIMIT_NPROC still bounds one verify; the pool holds up to `POOL_SIZE`.
+fresh processes per verify that enter new namespaces, mount this verify's folders read-only at
+the cold runner's paths, drop every capability and apply the same rlimits. It makes them before
+the verify's request comes (a standby that has copied the memory it will write: about 45 MB per
+zygote), and the request only adds the verify's own mounts. Each zygote serves one verify at a
+time, so RLIMIT_NPROC still bounds one verify; the pool holds up to `POOL_SIZE`.
 
 Only the local backend has zygotes. They start in the background when a verify finds none free
 (that verify, like any verify while none is free or when one fails before the tests run, takes

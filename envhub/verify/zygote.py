@@ -5,24 +5,29 @@ read-only /usr, /etc, /verify/lib and /verify/site as a cold verifier, its own h
 CAP_SYS_ADMIN + CAP_NET_ADMIN in that sandbox's user namespace only. Those caps are what let a
 verify enter fresh namespaces and mount its own view; they are dropped before any judged code runs.
 
-For each request on the control socket (one at a time) it forks:
+The processes of the next verify are made before its request arrives (a standby), so that a verify
+waits for none of the forks, nor for the copies a fork's child makes of the pages it writes:
 
-    middle   unshares mount, pid, net, ipc and uts namespaces; binds this verify's state, tests,
-             task and trajectory read-only at the cold runner's paths; a fresh /tmp and /dev;
-             hides the spool that holds the per-verify folders; loopback up; hostname `sandbox`
+    middle   unshares mount, pid, net, ipc and uts namespaces; a fresh /dev; loopback up; hostname
+             `sandbox`; then waits for the request. On it: binds this verify's state, tests, task and
+             trajectory read-only at the cold runner's paths, a fresh /tmp and /dev/shm, hides the
+             spool that holds the per-verify folders, and only then hands the request on
     init     pid 1 of the new pid namespace: mounts its /proc, drops every capability, sets
-             no_new_privs and the rlimits; reaps orphans until the verifier process ends
-    pytest   stdout/stderr to the output pipe, the result pipe at fd 3, runs pytest in-process
-             on the configuration the zygote parsed once (plugins registered, arguments read;
-             `pytest_configure` and everything after it run in the child)
+             no_new_privs; reaps orphans until the verifier process ends
+    pytest   copies the pages it inherited while it waits (`_prefault`). On the request: the rlimits,
+             stdout/stderr to the output pipe, the result pipe at fd 3, every other descriptor closed;
+             runs pytest in-process on the configuration the zygote parsed once (plugins registered,
+             arguments read; `pytest_configure` and everything after it run in the child)
 
-A child is never reused and the zygote itself never runs a test, so no module state survives one
-verify into the next. The exit status goes back on the control socket; the result never does
-(it travels in the pipe the server passed, as on the cold path). Standard library and pytest only.
+A standby is never reused and the zygote itself never runs a test, so no module state survives one
+verify into the next; no judged code runs before its own verify's mounts are in place. The exit
+status goes back on the control socket; the result never does (it travels in the pipe the server
+passed, as on the cold path). Standard library and pytest only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import json
@@ -40,6 +45,7 @@ CLONE_NEWNS, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWPID, CLONE_NEWNET = (
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC, MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = (
     1, 2, 4, 8, 32, 4096, 0x4000, 1 << 18)
 PR_SET_NO_NEW_PRIVS, PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL = 38, 47, 4
+MADV_POPULATE_WRITE = 23  # Linux 5.14+: fault a range in for writing now (copies inherited pages)
 SPOOL = "/verify/spool"  # this zygote's per-verify folders, hidden from every verify
 HOST_DEV = "/verify/.dev"  # device nodes to bind into each verify's fresh /dev, then hidden
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -68,8 +74,9 @@ def _bind_ro(src: str, target: str) -> None:
     _mount(None, target, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
 
 
-def _fresh_dev(size: int) -> None:
-    """A tmpfs /dev per verify (files written there die with it) with the usual nodes bound in."""
+def _fresh_dev() -> None:
+    """A tmpfs /dev per verify (files written there die with it) with the usual nodes bound in; its
+    /dev/shm is mounted with the verify's size when the request comes (`_mount_request`)."""
     _mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755")
     for name in DEVICES:
         open(f"/dev/{name}", "w").close()
@@ -81,7 +88,6 @@ def _fresh_dev(size: int) -> None:
         os.symlink(f"/proc/self/fd/{i}", f"/dev/{name}")
     os.symlink("/proc/self/fd", "/dev/fd")
     os.mkdir("/dev/shm")
-    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={size}")
 
 
 def _loopback_up() -> None:
@@ -117,13 +123,46 @@ def _limits(lim: dict) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _middle(req: dict, result_fd: int, out_fd: int) -> int:
-    """New namespaces and this verify's mounts; returns the verifier's exit status."""
+def _middle(link: socket.socket) -> int:
+    """A standby's namespaces; on the request on `link`, this verify's mounts, then the go to the
+    verifier process. Returns the verifier's exit status."""
+    _check(_LIBC.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _fresh_dev()
+    _check(_LIBC.sethostname(b"sandbox", 7), "sethostname")
+    _loopback_up()
+    go, go_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        link.close()
+        go.close()
+        _child(_init, go_child, failed=72)
+    go_child.close()
+    msg, fds, _, _ = socket.recv_fds(link, 1 << 20, 2)
+    if not msg:  # discarded unused (the zygote ends): the kernel ends init's namespace with us
+        return 0
+    try:
+        try:
+            _mount_request(json.loads(msg))
+        except BaseException:  # said in the verify's output (the server logs it), then status 71
+            with contextlib.suppress(OSError, IndexError):
+                os.write(fds[1], f"envhub warm verifier (mounts): {traceback.format_exc()}".encode())
+            raise
+        socket.send_fds(go, [msg], fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+        go.close()
+    _, status = os.waitpid(pid, 0)
+    return os.waitstatus_to_exitcode(status)
+
+
+def _mount_request(req: dict) -> None:
+    """This verify's view: its folders read-only at the cold runner's paths, a fresh /tmp and
+    /dev/shm of its size, and the spool and host devices hidden."""
     name = req["dir"]
     if not name or "/" in name or name.startswith("."):
         raise ValueError(f"bad verify folder {name!r}")
-    _check(_LIBC.unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS), "unshare")
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
     here = f"{SPOOL}/{name}"
     _bind_ro(f"{here}/state", "/workspace")
     _bind_ro(f"{here}/task", "/verify/task")
@@ -131,26 +170,19 @@ def _middle(req: dict, result_fd: int, out_fd: int) -> int:
     _bind_ro(f"{here}/trajectory.jsonl", "/verify/trajectory.jsonl")
     size = req["limits"]["file_mb"] * 1024 * 1024
     _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, f"size={size}")
-    _fresh_dev(size)
+    _mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={size}")
     for hidden in (SPOOL, HOST_DEV):  # an empty read-only tmpfs over what no verify may see
         _mount("tmpfs", hidden, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0")
-    _check(_LIBC.sethostname(b"sandbox", 7), "sethostname")
-    _loopback_up()
-    pid = os.fork()
-    if pid == 0:
-        _child(_init, req, result_fd, out_fd, failed=72)
-    _, status = os.waitpid(pid, 0)
-    return os.waitstatus_to_exitcode(status)
 
 
-def _init(req: dict, result_fd: int, out_fd: int) -> int:
+def _init(go: socket.socket) -> int:
     """pid 1 of the verify's pid namespace: when it returns, the kernel kills everything left."""
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _drop_privileges()
-    _limits(req["limits"])
     pid = os.fork()
     if pid == 0:
-        _child(_pytest, req, result_fd, out_fd)
+        _child(_standby, go, failed=72)
+    go.close()
     while True:
         try:
             done, status = os.wait()
@@ -159,6 +191,55 @@ def _init(req: dict, result_fd: int, out_fd: int) -> int:
         if done == pid:
             code = os.waitstatus_to_exitcode(status)
             return code if code >= 0 else 128 - code
+
+
+def _prefault() -> None:
+    """Copy now the inherited pages this process will write: each first write to a page shared
+    with the zygote is a fault and a copy, about 4,000 of them per verify, which cost a verify
+    several milliseconds when they came during its collection. Only mappings mostly resident
+    (what the zygote used), so reserved but untouched ranges stay unallocated."""
+    try:
+        _populate_resident()
+    except Exception:  # noqa: BLE001 - only the gain is lost: the pages are copied on first write
+        pass
+
+
+def _populate_resident() -> None:
+    madvise = _LIBC.madvise
+    madvise.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    span = None
+    with open("/proc/self/smaps") as smaps:
+        for line in smaps:
+            first = line.split(maxsplit=5)
+            if "-" in first[0] and len(first) >= 5:  # a mapping's header line
+                perms, name = first[1], first[5].strip() if len(first) > 5 else ""
+                writable = perms.startswith("rw") and perms[3] == "p"
+                anon = not name or name == "[heap]"
+                start, end = (int(x, 16) for x in first[0].split("-"))
+                span = (start, end) if writable and anon else None
+            elif span is not None and first[0] == "Rss:":
+                start, end = span
+                if int(first[1]) * 1024 * 2 >= end - start:
+                    madvise(start, end - start, MADV_POPULATE_WRITE)  # a refusal only loses the gain
+                span = None
+
+
+def _standby(go: socket.socket) -> int:
+    """The verifier process: ready before its request, it runs nothing judged until the middle
+    has mounted that verify's view and handed the request on."""
+    _prefault()
+    msg, fds, _, _ = socket.recv_fds(go, 1 << 20, 2)
+    if not msg:  # discarded unused
+        return 0
+    go.close()
+    req = json.loads(msg)
+    _limits(req["limits"])
+    try:  # from here on a failure is the verify's (status 70), not the set-up's (72)
+        return _pytest(req, *fds)
+    except BaseException:  # noqa: BLE001 - the status and the output say what broke
+        with contextlib.suppress(OSError):
+            os.write(2, f"envhub warm verifier (pytest): {traceback.format_exc()}".encode())
+        return 70
 
 
 def _pytest(req: dict, result_fd: int, out_fd: int) -> int:
@@ -210,15 +291,16 @@ def _prepare(args: list[str]):
     return (list(args), config)
 
 
-def _child(body, req: dict, result_fd: int, out_fd: int, failed: int = 70) -> None:
-    """Run `body` in this forked process and exit with its status, or `failed` if it raised
-    (71 and 72: the namespaces or the privileges could not be set up; the server judges cold)."""
+def _child(body, arg: Any, failed: int = 70) -> None:
+    """Run `body(arg)` in this forked process and exit with its status, or `failed` if it raised
+    (71 and 72: the namespaces or the privileges could not be set up; the server judges cold).
+    What broke goes to the verify's output pipe once it has one, the zygote's stderr before."""
     code = failed
     try:
-        code = body(req, result_fd, out_fd)
+        code = body(arg)
     except BaseException:  # noqa: BLE001 - the status and the output say what broke
-        with open(out_fd, "w", closefd=False) as out:
-            out.write(f"envhub warm verifier ({body.__name__}): {traceback.format_exc()}")
+        with contextlib.suppress(OSError):
+            os.write(2, f"envhub warm verifier ({body.__name__}): {traceback.format_exc()}".encode())
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -251,21 +333,41 @@ def serve(control: socket.socket, args: list[str]) -> None:
     gc.collect()
     gc.freeze()
     control.send(b'{"ready": true}')
+    standby = _spawn(control)
     while True:
         msg, fds, _, _ = socket.recv_fds(control, 1 << 20, 2)
         if not msg:
             return  # the server went away
-        req = json.loads(msg)
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            control.close()
-            _child(_middle, req, fds[0], fds[1], failed=71)
-        for fd in fds:
-            os.close(fd)
+        pid, link = standby
+        handed = False
+        try:
+            socket.send_fds(link, [msg], fds)
+            handed = True
+        except OSError:  # the standby is gone (it failed setting up, or was killed): judged cold
+            pass
+        finally:
+            for fd in fds:
+                os.close(fd)
+            link.close()
         _, status = os.waitpid(pid, 0)
-        control.send(json.dumps({"exit_code": os.waitstatus_to_exitcode(status)}).encode())
+        code = os.waitstatus_to_exitcode(status) if handed else 71
+        control.send(json.dumps({"exit_code": code}).encode())
+        standby = _spawn(control)  # the next verify's processes, made while the server reads this one
+
+
+def _spawn(control: socket.socket) -> tuple[int, socket.socket]:
+    """Fork the next verify's middle (which forks its init and verifier process) and keep the link
+    its request will travel on."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    link, link_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    pid = os.fork()
+    if pid == 0:
+        control.close()
+        link.close()
+        _child(_middle, link_child, failed=71)
+    link_child.close()
+    return pid, link
 
 
 if __name__ == "__main__":

@@ -201,3 +201,29 @@ async def test_a_dead_zygote_falls_back_to_the_cold_path(runners, tmp_path):
     warm.warm.disabled = True
     third = await judge(warm, tmp_path, PASSING, {"ok.txt": "no"})
     assert (third.failure_class, third.reward, third.timings["verify_warm"]) == (FailureClass.ok, 0.0, 0.0)
+
+
+def _children(pid: int) -> list[int]:
+    return [int(c) for t in os.listdir(f"/proc/{pid}/task")
+            for c in Path(f"/proc/{pid}/task/{t}/children").read_text().split()]
+
+
+async def test_a_standby_lost_before_its_request_is_judged_cold_and_the_next_is_warm(runners, tmp_path):
+    """The zygote makes the next verify's processes ahead of its request; when they are gone by then
+    (killed, or their set-up failed), that verify is judged cold, and the zygote makes new ones."""
+    _, warm = runners
+    first = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
+    assert first.timings["verify_warm"] == 1.0
+    assert warm.warm is not None and warm.warm.idle
+    zygote = warm.warm.idle[0].proc.pid  # bubblewrap, then its children down to the zygote
+    while Path(f"/proc/{zygote}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap"):
+        zygote = _children(zygote)[0]
+    [middle] = _children(zygote)  # the standby's first process (its init and verifier process below it)
+    os.kill(middle, signal.SIGKILL)
+    stat = Path(f"/proc/{middle}/stat")
+    while stat.exists() and stat.read_text().split(")")[1].split()[0] != "Z":  # until dead
+        await asyncio.sleep(0.01)
+    second = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
+    assert (second.reward, second.timings["verify_warm"]) == (1.0, 0.0), second.detail
+    third = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
+    assert (third.reward, third.timings["verify_warm"]) == (1.0, 1.0), third.detail
