@@ -131,13 +131,7 @@ def _middle(link: socket.socket) -> int:
     _fresh_dev()
     _check(_LIBC.sethostname(b"sandbox", 7), "sethostname")
     _loopback_up()
-    go, go_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-    pid = os.fork()
-    if pid == 0:
-        link.close()
-        go.close()
-        _child(_init, go_child, failed=72)
-    go_child.close()
+    pid, go = _fork_linked(_init, 72, link)
     msg, fds, _, _ = socket.recv_fds(link, 1 << 20, 2)
     if not msg:  # discarded unused (the zygote ends): the kernel ends init's namespace with us
         return 0
@@ -360,14 +354,20 @@ def _spawn(control: socket.socket) -> tuple[int, socket.socket]:
     its request will travel on."""
     sys.stdout.flush()
     sys.stderr.flush()
-    link, link_child = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    return _fork_linked(_middle, 71, control)
+
+
+def _fork_linked(body, failed: int, unused: socket.socket) -> tuple[int, socket.socket]:
+    """Fork a child that runs `body` on one end of a new socket pair (exiting with `failed` if it
+    raises) and closes `unused`, a socket of ours it has no business with; we keep the other end."""
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     pid = os.fork()
     if pid == 0:
-        control.close()
-        link.close()
-        _child(_middle, link_child, failed=71)
-    link_child.close()
-    return pid, link
+        ours.close()
+        unused.close()
+        _child(body, theirs, failed=failed)
+    theirs.close()
+    return pid, ours
 
 
 if __name__ == "__main__":
