@@ -126,14 +126,8 @@ def storable(batch: list[Event]) -> list[Event]:
 
 def plain(event: Event) -> Event:
     """The event in the nested, JSON-ready form a spill file keeps, every text bounded and safe."""
-    out = _nested(event) if "episode" not in event else dict(event)
-    if not isinstance(out["episode"], dict):
-        out["episode"] = out["episode"].plain()
-    if out["kind"] == "step" and isinstance(out["entry"], StepEntry):
-        out["entry"] = out["entry"].stored()
-    if out.get("result"):
-        out["result"] = _bounded_result(out["result"])
-    return out if _safe(out) else escaped(out)
+    [flat] = storable([event])
+    return _nested(flat)
 
 
 def _safe(value: Any) -> bool:
