@@ -231,8 +231,7 @@ def _standby(go: socket.socket) -> int:
     try:  # from here on a failure is the verify's (status 70), not the set-up's (72)
         return _pytest(req, *fds)
     except BaseException:  # noqa: BLE001 - the status and the output say what broke
-        with contextlib.suppress(OSError):
-            os.write(2, f"envhub warm verifier (pytest): {traceback.format_exc()}".encode())
+        _report("pytest")
         return 70
 
 
@@ -293,8 +292,7 @@ def _child(body, arg: Any, failed: int = 70) -> None:
     try:
         code = body(arg)
     except BaseException:  # noqa: BLE001 - the status and the output say what broke
-        with contextlib.suppress(OSError):
-            os.write(2, f"envhub warm verifier ({body.__name__}): {traceback.format_exc()}".encode())
+        _report(body.__name__)
     finally:
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -302,6 +300,16 @@ def _child(body, arg: Any, failed: int = 70) -> None:
             except (OSError, ValueError):
                 pass
         os._exit(code)
+
+
+def _report(where: str) -> None:
+    """The exception being handled, to fd 2: the verify's output pipe once it has one. Before its
+    request, fd 2 is the zygote's own output, which the server reads only while the zygote starts:
+    once that pipe is full, a blocking write would hang the verify to its deadline, so the write
+    never waits (the flag is shared with the zygote, which writes nothing while it serves)."""
+    with contextlib.suppress(OSError):
+        os.set_blocking(2, False)
+        os.write(2, f"envhub warm verifier ({where}): {traceback.format_exc()}".encode())
 
 
 _prepared: tuple[list[str], Any] | None = None
