@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,9 @@ from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from envhub.store.models import Base
+from envhub.store.models import OBSOLETE_INDEXES, Base
+
+log = logging.getLogger("envhub.store")
 
 
 def normalise_url(url: str) -> str:
@@ -58,3 +61,10 @@ def create_schema(engine: Engine) -> None:
         except DBAPIError:
             # Another process created a table between create_all's check and its CREATE: check again.
             Base.metadata.create_all(engine)
+        try:  # a store an earlier version made: drop what it no longer needs
+            with engine.begin() as conn:
+                for name in OBSOLETE_INDEXES:
+                    conn.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
+        except DBAPIError as exc:  # e.g. a role without the right: the store works as it is, only slower
+            log.warning("episode store: could not drop the obsolete indexes %s: %s", ", ".join(OBSOLETE_INDEXES),
+                        str(exc).splitlines()[0][:200])

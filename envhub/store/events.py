@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class Session(Protocol):
     """What the store reads of a session (the server's `Session` has it; the store imports no server)."""
 
-    header: EpisodeHeader
+    header_fields: dict[str, Any]  # an `EpisodeHeader`'s fields
     step_count: int
     timings: dict[str, float]
 
@@ -48,28 +48,21 @@ def _now() -> datetime:
 HEADER_FIELDS = tuple(f.name for f in fields(EpisodeHeader))
 
 
-def _flat(session: Session, event: Event) -> Event:
-    for name in HEADER_FIELDS:
-        event[name] = getattr(session.header, name)
-    return event
-
-
 def created(session: Session) -> Event:
-    return _flat(session, {"kind": "created", "reset_s": session.timings.get("reset_s")})
+    return {**session.header_fields, "kind": "created", "reset_s": session.timings.get("reset_s")}
 
 
 def step(session: Session, entry: StepEntry) -> Event:
-    event = entry.stored()  # a fresh dict: the header's fields go in beside the entry's
-    event["kind"] = "step"
-    return _flat(session, event)
+    return {**session.header_fields, "kind": "step", **entry.stored()}
 
 
 def verified(session: Session, result: VerifyResult) -> Event:
-    return _flat(session, {"kind": "verified", "result": result, "at": _now(), "step_count": session.step_count})
+    return {**session.header_fields, "kind": "verified", "result": result, "at": _now(),
+            "step_count": session.step_count}
 
 
 def closed(session: Session) -> Event:
-    return _flat(session, {"kind": "closed", "at": _now(), "step_count": session.step_count})
+    return {**session.header_fields, "kind": "closed", "at": _now(), "step_count": session.step_count}
 
 
 def episode_id(event: Event) -> str:

@@ -23,8 +23,9 @@ class EpisodeRow(Base):
     __tablename__ = "episodes"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
-    env: Mapped[str] = mapped_column(String(64), index=True)
-    task_id: Mapped[str] = mapped_column(String(300), index=True)
+    # Filtered by the composite indexes below (env or task first): no index of their own to keep up.
+    env: Mapped[str] = mapped_column(String(64))
+    task_id: Mapped[str] = mapped_column(String(300))
     harness: Mapped[str] = mapped_column(String(64), default="plain")
     policy_version: Mapped[str | None] = mapped_column(String(128), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
@@ -85,3 +86,6 @@ class CheckRow(Base):
 
 Index("ix_episodes_task_created", EpisodeRow.task_id, EpisodeRow.created_at)
 Index("ix_episodes_env_created", EpisodeRow.env, EpisodeRow.created_at)
+
+#: Indexes earlier schemas made, covered by the composite ones above: each cost every episode's insert.
+OBSOLETE_INDEXES = ("ix_episodes_env", "ix_episodes_task_id")

@@ -41,6 +41,8 @@ class _Bulk:
         pg = dialect == "postgresql"
         p = "%s" if pg else "?"
         self.ts = _ts if pg else _sqlite_ts
+        #: SQLite stores a flag as 0/1; handed a bool, its driver looks for an adapter on every value.
+        self.flag = bool if pg else int
         ep = ["id", "env", "task_id", "harness", "policy_version", "created_at", "ended_at", "step_count",
               "detail", "timings", "reset_s"]
         self.insert_episodes = _Insert(EpisodeRow.__tablename__, ep, "id", p,
@@ -56,36 +58,47 @@ class _Bulk:
 
 
 class _Insert:
-    """`INSERT ... VALUES (...), (...), ... ON CONFLICT DO NOTHING`, up to `CHUNK` rows a statement:
-    one statement for many rows costs the driver less than an `executemany` of one per row."""
+    """`INSERT ... VALUES (...), (...), ... ON CONFLICT DO NOTHING`: one statement for many rows
+    costs the driver less than an `executemany` of one per row. Rows go in chunks of a few fixed
+    sizes, so a handful of statement texts serve every batch: the driver keeps those prepared, and a
+    text of any other length had SQLite parse and plan hundreds of placeholders again."""
 
-    CHUNK = 200  # rows; the parameters stay far below SQLite's limit of 32,766
+    SIZES = (128, 32, 8, 2, 1)  # rows; the parameters stay far below SQLite's limit of 32,766
 
     def __init__(self, table: str, columns: list[str], key: str, p: str, casts: dict[str, str]) -> None:
-        self.head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
-        self.row = "(" + ", ".join(casts.get(c, p) for c in columns) + ")"
-        self.tail = f" ON CONFLICT ({key}) DO NOTHING"
-        self._sql: dict[int, str] = {}
-
-    def sql(self, n: int) -> str:
-        if (text := self._sql.get(n)) is None:
-            text = self._sql[n] = self.head + ", ".join([self.row] * n) + self.tail
-        return text
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
+        row = "(" + ", ".join(casts.get(c, p) for c in columns) + ")"
+        tail = f" ON CONFLICT ({key}) DO NOTHING"
+        self.sql = {n: head + ", ".join([row] * n) + tail for n in self.SIZES}
 
     def run(self, conn: Connection, rows: list[tuple[Any, ...]]) -> None:
-        for i in range(0, len(rows), self.CHUNK):
-            chunk = rows[i:i + self.CHUNK]
-            conn.exec_driver_sql(self.sql(len(chunk)), tuple(chain.from_iterable(chunk)))
+        i = 0
+        for size in self.SIZES:
+            sql = self.sql[size]
+            while len(rows) - i >= size:
+                conn.exec_driver_sql(sql, tuple(chain.from_iterable(rows[i:i + size])))
+                i += size
+
+
+_SECONDS: dict[tuple[int, ...], str] = {}  # "YYYY-MM-DD HH:MM:SS." of the seconds seen lately
 
 
 def _sqlite_ts(value: str | datetime | None) -> str | None:
-    """SQLAlchemy's SQLite storage of a datetime (naive UTC text, microseconds always written)."""
+    """SQLAlchemy's SQLite storage of a datetime (naive UTC text, microseconds always written). The
+    writer formats two per episode, and formatting cost it more than SQLite's inserts did: a batch's
+    times share a few seconds, each formatted once (strftime took four times as long, `%02d` twice)."""
     value = _ts(value)
     if value is None:
         return None
     if value.tzinfo is not None and value.tzinfo is not UTC:
         value = value.astimezone(UTC)
-    return f"{value:%Y-%m-%d %H:%M:%S.%f}"  # one call: the writer formats two per episode
+    second = (value.year, value.month, value.day, value.hour, value.minute, value.second)
+    head = _SECONDS.get(second)
+    if head is None:
+        if len(_SECONDS) > 4096:
+            _SECONDS.clear()
+        head = _SECONDS[second] = "%04d-%02d-%02d %02d:%02d:%02d." % second
+    return head + str(value.microsecond + 1_000_000)[1:]
 
 
 _BULK = {name: _Bulk(name) for name in ("sqlite", "postgresql")}
@@ -99,6 +112,7 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     last_step: dict[str, int] = {}
     closes: list[tuple[Any, ...]] = []
     verdicts: list[Event] = []
+    flag = bulk.flag
     for e in events:
         eid = e["id"]
         row = headers.get(eid)
@@ -106,8 +120,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
             row = headers[eid] = {"h": e, "born": False, "reset_s": None, "steps": 0, "end": None}
         kind = e["kind"]
         if kind == "step":
-            steps.append((eid, e["step"], e["tool"], e["arguments"], e["arguments_cut"], e["observation"],
-                          e["observation_cut"], e["is_error"], e["failure"], e["elapsed_s"]))
+            steps.append((eid, e["step"], e["tool"], e["arguments"], flag(e["arguments_cut"]), e["observation"],
+                          flag(e["observation_cut"]), flag(e["is_error"]), e["failure"], e["elapsed_s"]))
             last_step[eid] = max(last_step.get(eid, 0), e["step"])
         elif kind == "created":
             row["born"], row["reset_s"] = True, e.get("reset_s")

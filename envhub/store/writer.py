@@ -46,7 +46,7 @@ def is_transient(exc: BaseException) -> bool:
 
 
 class EpisodeWriter:
-    def __init__(self, engine: Engine, *, capacity: int = 100_000, batch_size: int = 500, linger_s: float = 0.2,
+    def __init__(self, engine: Engine, *, capacity: int = 100_000, batch_size: int = 10_000, linger_s: float = 0.5,
                  backoff_s: tuple[float, float] = (0.1, 5.0), spill_dir: Path | None = None) -> None:
         self.engine = engine
         self.capacity = capacity
@@ -62,6 +62,7 @@ class EpisodeWriter:
         self._buf: deque[Event] = deque()
         self._inflight: list[Event] = []
         self._wake: asyncio.Event | None = None
+        self._lingering: asyncio.Future[None] | None = None  # resolved when the gathering should end
         self._task: asyncio.Task[None] | None = None
         self._stopping = False
         self._schema_ready = False
@@ -113,12 +114,14 @@ class EpisodeWriter:
         while self.pending:
             if time.monotonic() > deadline:
                 return False
+            self._hurry()
             await asyncio.sleep(0.02)
         return True
 
     async def stop(self, timeout_s: float = 10.0) -> None:
         """Write what is buffered; spill the rest to disk if the database does not take it in time."""
         self._stopping = True
+        self._hurry()
         if self._wake is not None:
             self._wake.set()
         if self._task is not None:
@@ -146,9 +149,9 @@ class EpisodeWriter:
                 await self._wake.wait()
             if len(self._buf) < self.batch_size and not self._stopping:
                 # Let events gather into one batch, also right after a write: each batch is a commit
-                # and a hand-over to the writer's thread, and many small ones cost the server's CPU
-                # several times what the rows do.
-                await asyncio.sleep(self.linger_s)
+                # (SQLite writes the same last pages of every index again) and a hand-over to the
+                # writer's thread, and many small ones cost the server's CPU more than the rows do.
+                await self._linger()
             if not self._buf:
                 continue
             batch = [self._buf.popleft() for _ in range(min(self.batch_size, len(self._buf)))]
@@ -179,6 +182,21 @@ class EpisodeWriter:
                 log.warning("episode store writable again after %.1fs; %d events pending",
                             time.monotonic() - self.failing_since, self.pending)
                 self.failing_since = None
+
+    async def _linger(self) -> None:
+        """Wait `linger_s`, or less when `flush` or `stop` want the events written now."""
+        loop = asyncio.get_running_loop()
+        self._lingering = loop.create_future()
+        timer = loop.call_later(self.linger_s, self._hurry)
+        try:
+            await self._lingering
+        finally:
+            timer.cancel()
+            self._lingering = None
+
+    def _hurry(self) -> None:
+        if self._lingering is not None and not self._lingering.done():
+            self._lingering.set_result(None)
 
     def _failing(self, exc: BaseException) -> None:
         if self.failing_since is None:

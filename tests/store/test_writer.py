@@ -322,3 +322,71 @@ def test_the_writer_stores_values_as_the_orm_does(tmp_path: Path) -> None:
     with Session(engine) as s:
         raw = get_episode(s, episode_id="raw")
         assert raw is not None and (raw.ended_at, raw.timings, raw.step_count) == (at.replace(tzinfo=None), {}, 1)
+
+
+def test_a_large_batch_is_written_whole_in_chunks_of_every_size(tmp_path: Path) -> None:
+    """Rows go in as statements of a few fixed sizes (`repo._Insert.SIZES`): a count that needs every
+    size, and one row more than they make up at once, all arrive, once each."""
+    from envhub.store import events as ev
+    from envhub.store.db import create_schema, make_engine
+    from envhub.store.repo import _Insert, write_events
+
+    n = sum(_Insert.SIZES) * 2 + 1  # every size twice, then one more single row
+    events = []
+    for i in range(n):
+        h = _header(f"e{i:04d}")
+        events += [{"kind": "created", "episode": h, "reset_s": 0.1}, {"kind": "step", "episode": h, "entry": _entry(1, "m")}]
+    engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
+    create_schema(engine)
+    with engine.begin() as conn:
+        write_events(conn, events=ev.storable(events))
+    with engine.connect() as conn:
+        ids = [r[0] for r in conn.exec_driver_sql("SELECT id FROM episodes ORDER BY id")]
+        steps = conn.exec_driver_sql("SELECT count(*), sum(is_error), min(typeof(is_error)) FROM episode_steps").one()
+    assert ids == [f"e{i:04d}" for i in range(n)]
+    assert tuple(steps) == (n, 0, "integer")
+
+
+def test_a_store_made_by_an_earlier_schema_loses_its_obsolete_indexes(tmp_path: Path) -> None:
+    """`ix_episodes_env` and `ix_episodes_task_id` are covered by the composite indexes and cost every
+    insert: a store that has them (made by an earlier version) no longer does once the schema is checked."""
+    import sqlite3
+
+    from sqlalchemy import inspect
+
+    from envhub.store.db import create_schema, make_engine
+    from envhub.store.models import OBSOLETE_INDEXES
+
+    path = tmp_path / "store.sqlite3"
+    engine = make_engine(f"sqlite:///{path}")
+    create_schema(engine)
+    with sqlite3.connect(path) as db:  # the earlier schema's single-column indexes
+        db.execute("CREATE INDEX ix_episodes_env ON episodes (env)")
+        db.execute("CREATE INDEX ix_episodes_task_id ON episodes (task_id)")
+    engine.dispose()
+    engine = make_engine(f"sqlite:///{path}")
+    create_schema(engine)
+    names = {i["name"] for i in inspect(engine).get_indexes("episodes")}
+    assert not names & set(OBSOLETE_INDEXES) and {"ix_episodes_env_created", "ix_episodes_task_created"} <= names
+
+
+async def test_flush_and_stop_do_not_wait_out_the_gathering(tmp_path: Path) -> None:
+    """Events gather for `linger_s` before a write (many small commits cost the server's CPU); a
+    flush or a stop wants them written now and cuts the gathering short."""
+    from envhub.store import events as ev
+    from envhub.store.db import make_engine
+    from envhub.store.writer import EpisodeWriter
+
+    writer = EpisodeWriter(make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}"), linger_s=60)
+    await writer.start()
+    try:
+        writer.put(ev.plain({"kind": "created", "episode": _header("e1"), "reset_s": 0.001}))
+        await asyncio.sleep(0.05)  # the writer is gathering now
+        started = time.monotonic()
+        assert await writer.flush(timeout_s=10) and writer.written == 1
+        writer.put(ev.plain({"kind": "created", "episode": _header("e2"), "reset_s": 0.001}))
+        await asyncio.sleep(0.05)
+    finally:
+        await writer.stop(timeout_s=10)
+    assert writer.written == 2 and writer.dropped == 0
+    assert time.monotonic() - started < 10
