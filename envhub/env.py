@@ -17,6 +17,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -40,10 +41,16 @@ class EnvContext:
 
     settings: Settings
     sandbox: SandboxBackend
-    #: A private scratch folder for this session (made before `make` when the family's
-    #: `uses_workdir` is true); removed when the session closes.
-    workdir: Path
     session_id: str
+    #: The folder the sessions' scratch folders are in (`workdir`).
+    sessions_dir: Path
+
+    @cached_property
+    def workdir(self) -> Path:
+        """A private scratch folder for this session (made before `make` when the family's
+        `uses_workdir` is true); removed when the session closes. A path made on first use: most
+        sessions never need one, and making it showed in a reset's cost."""
+        return self.sessions_dir / self.session_id
 
 
 class Environment(ABC):

@@ -15,7 +15,6 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from pydantic import BaseModel, ConfigDict, Field
 
 from envhub.errors import FailureClass
 from envhub.spec import Observation, ToolCall, escape_unencodable, unencodable
@@ -40,17 +39,19 @@ class EpisodeHeader:
                 "policy_version": self.policy_version, "created_at": self.created_at}
 
 
-class StepEntry(BaseModel):
+@dataclass(slots=True)  # one per step, made on the serving path: no validation (its values are checked)
+class StepEntry:
     """One step of the episode as the session logged it; `line()` is what the verifier reads."""
 
-    model_config = ConfigDict(extra="forbid")
     step: int
     action: ToolCall
     observation: Observation
     failure: FailureClass
     elapsed_s: float
     #: The observation's text was longer than `MAX_OBSERVATION_CHARS` (not part of the trajectory line).
-    observation_cut: bool = Field(default=False, exclude=True)
+    observation_cut: bool = False
+    #: The arguments as JSON text, made once when the entry is recorded (the store keeps this text).
+    arguments_json: str = ""
 
     @classmethod
     def record(cls, step: int, action: ToolCall, obs: Observation, failure: FailureClass,
@@ -61,10 +62,19 @@ class StepEntry(BaseModel):
         cut = len(obs.text) > MAX_OBSERVATION_CHARS
         if cut:
             obs = obs.model_copy(update={"text": obs.text[:MAX_OBSERVATION_CHARS]})
-        if unencodable(action.arguments) or unencodable(action.tool):
-            action = ToolCall.model_construct(**escape_unencodable(action.model_dump()))
-        return cls.model_construct(step=step, action=action, observation=obs, failure=failure,
-                                   elapsed_s=round(elapsed_s, 6), observation_cut=cut)
+        try:  # one pass in C; it refuses a lone surrogate
+            args = orjson.dumps(action.arguments).decode()
+            clean = action.tool.isascii() or not unencodable(action.tool)
+        except TypeError:
+            args, clean = "", False
+        if not clean:
+            if unencodable(action.arguments) or unencodable(action.tool):
+                action = ToolCall.model_construct(**escape_unencodable(action.model_dump()))
+            try:
+                args = orjson.dumps(action.arguments).decode()
+            except TypeError:  # a value JSON has no form for
+                args = json.dumps(action.arguments, ensure_ascii=False, default=str)
+        return cls(step, action, obs, failure, round(elapsed_s, 6), cut, args)
 
     def line(self) -> dict[str, Any]:
         """The trajectory line: {step, action: {tool, arguments}, observation: {text, is_error, data},
@@ -77,10 +87,7 @@ class StepEntry(BaseModel):
     def stored(self) -> dict[str, Any]:
         """The entry as the store keeps it (an `EpisodeStep`'s fields): arguments as JSON text and both
         texts bounded. A plain dict: the store's writer makes one per step."""
-        try:
-            args = orjson.dumps(self.action.arguments).decode()
-        except TypeError:  # a lone surrogate (stored escaped) or a value JSON has no form for
-            args = json.dumps(self.action.arguments, ensure_ascii=False, default=str)
+        args = self.arguments_json
         return {"step": self.step, "tool": self.action.tool[:128], "arguments": args[:MAX_ARGUMENTS_CHARS],
                 "arguments_cut": len(args) > MAX_ARGUMENTS_CHARS, "observation": self.observation.text,
                 "observation_cut": self.observation_cut, "is_error": self.observation.is_error,

@@ -69,6 +69,7 @@ class SessionSocket(WSListener):
         self.connections = connections  # uvicorn's: asked to shut down with the server
         self.tasks = tasks  # uvicorn's: awaited at shutdown, so a dropped connection's sessions get closed
         self.transport: Any = None
+        self.loop: asyncio.AbstractEventLoop | None = None
         self.queue: deque[str | bytes] = deque()
         self.worker: asyncio.Task[None] | None = None
         self.parts: list[bytes] | None = None  # a fragmented message so far
@@ -81,6 +82,7 @@ class SessionSocket(WSListener):
     # -- picows callbacks -----------------------------------------------------------------------------
     def on_ws_connected(self, transport: Any) -> None:
         self.transport = transport
+        self.loop = asyncio.get_running_loop()  # once: each lookup costs a getpid call in CPython 3.11
         self.connections.add(self)
 
     def on_ws_frame(self, transport: Any, frame: Any) -> None:
@@ -112,7 +114,7 @@ class SessionSocket(WSListener):
 
     def pause_writing(self) -> None:
         if self.writable is None or self.writable.done():
-            self.writable = asyncio.get_running_loop().create_future()
+            self.writable = (self.loop or asyncio.get_running_loop()).create_future()
 
     def resume_writing(self) -> None:
         if self.writable is not None and not self.writable.done():
@@ -155,7 +157,7 @@ class SessionSocket(WSListener):
             self._start()
 
     def _start(self) -> None:
-        self.worker = task = asyncio.get_running_loop().create_task(self._drain())
+        self.worker = task = (self.loop or asyncio.get_running_loop()).create_task(self._drain())
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 

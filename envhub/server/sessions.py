@@ -91,7 +91,7 @@ class Session:
     lease_s: float
     harness: str
     policy_version: str | None
-    workdir: Path
+    sessions_dir: Path  # the session's scratch folder (`workdir`) is in here
     created_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     last_used: float = field(default_factory=time.monotonic)
     started: float = field(default_factory=time.monotonic)
@@ -111,11 +111,20 @@ class Session:
     closed: bool = False
     #: Whether `workdir` may exist (made at reset or verify): most sessions never touch the disk.
     has_workdir: bool = False
-    header: EpisodeHeader = field(init=False)  # who ran what, carried by every store event
+    #: Who ran what (`EpisodeHeader`'s fields), carried by every store event: one dict, merged into each.
+    header_fields: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.header = EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
-                                    policy_version=self.policy_version, created_at=self.created_at)
+        self.header_fields = {"id": self.id, "env": self.family.name, "task_id": self.task.id, "harness": self.harness,
+                              "policy_version": self.policy_version, "created_at": self.created_at}
+
+    @property
+    def workdir(self) -> Path:
+        return self.sessions_dir / self.id
+
+    @property
+    def header(self) -> EpisodeHeader:
+        return EpisodeHeader(**self.header_fields)
 
     @property
     def lease_expires_at(self) -> datetime:
@@ -136,20 +145,20 @@ class _SessionIds:
     then 96 random bits. The store keys episodes and their steps by this id, and ids that follow
     one another land on the same few index pages: random ids scattered every batch of inserts over
     the whole index, a cost that grew with the store. OS randomness is drawn in blocks (one
-    getrandom per id is slow here), and read by offset (slicing off the rest copied the block per id)."""
+    getrandom per id is slow here) and encoded a block at once: 12 bytes are 16 base64 characters,
+    so each id takes the next 16."""
 
     BLOCK = 12 * 256
 
     def __init__(self) -> None:
-        self._pool = b""
-        self._at = self.BLOCK
+        self._pool, self._at = "", 0
 
     def next(self) -> str:
-        if self._at >= self.BLOCK:
-            self._pool, self._at = os.urandom(self.BLOCK), 0
-        raw = self._pool[self._at:self._at + 12]
-        self._at += 12
-        return f"{time.time_ns() // 1_000_000:012x}{base64.urlsafe_b64encode(raw).decode()}"
+        if self._at >= len(self._pool):
+            self._pool, self._at = base64.urlsafe_b64encode(os.urandom(self.BLOCK)).decode(), 0
+        at = self._at
+        self._at = at + 16
+        return f"{time.time_ns() // 1_000_000:012x}{self._pool[at:at + 16]}"
 
 
 class SessionManager:
@@ -240,13 +249,13 @@ class SessionManager:
             self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
         started = time.monotonic()
         sid = self._ids.next()
-        workdir = self._sessions_dir() / sid
-        if family.uses_workdir:
-            workdir.mkdir(mode=0o755)  # sandboxes run as other uids and must reach the exported state
+        sessions_dir = self._sessions_dir()
+        if family.uses_workdir:  # sandboxes run as other uids and must reach the exported state
+            (sessions_dir / sid).mkdir(mode=0o755)
         env: Environment | None = None
         try:
-            env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, workdir=workdir,
-                                         session_id=sid))
+            env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
+                                         sessions_dir=sessions_dir))
             async with self.deadlines(task.config.limits.step_timeout_s + STEP_GRACE_S):
                 observation = await env.reset(task=task, seed=req.seed)
             canonical = {t.name: t for t in env.tools()}
@@ -255,7 +264,7 @@ class SessionManager:
             if env is not None:
                 with contextlib.suppress(Exception):
                     await env.close()
-            shutil.rmtree(workdir, ignore_errors=True)
+            shutil.rmtree(sessions_dir / sid, ignore_errors=True)
             if isinstance(exc, asyncio.TimeoutError):
                 raise EnvError(f"reset of {task.id} did not finish in time") from exc
             if isinstance(exc, EnvhubError | asyncio.CancelledError):
@@ -269,14 +278,14 @@ class SessionManager:
                 if left:
                     self._reserved_by[owner] = left
         tools = skin.tools(canonical)
-        session = Session(id=sid, family=family, env=env, task=task, workdir=workdir,
+        session = Session(id=sid, family=family, env=env, task=task, sessions_dir=sessions_dir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
                           policy_version=req.policy_version, tools={t.name: t for t in tools}, canonical=canonical,
                           skin=skin, owner=owner, has_workdir=family.uses_workdir)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
-        metrics.child(metrics.SESSIONS, family.name).inc()
-        metrics.child(metrics.LATENCY, "reset", family.name).observe(session.timings["reset_s"])
+        metrics.SESSIONS.labels(family.name).inc()
+        metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
         return SessionCreated(session_id=sid, env=family.name, observation=observation,
                               tools=[t.spec() for t in tools],
@@ -387,8 +396,8 @@ class SessionManager:
             session.done = True
         entry = StepEntry.record(session.step_count, action, obs, failure, elapsed)
         session.log.append(entry)
-        metrics.child(metrics.STEPS, session.family.name, failure.value).inc()
-        metrics.child(metrics.LATENCY, "step", session.family.name).observe(elapsed)
+        metrics.STEPS.labels(session.family.name, failure.value).inc()
+        metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
         self._notify("step_done", session, entry)
         return StepResult(observation=obs, reward=None, done=session.done, truncated=truncated, failure=failure,
                           trainable=failure.trainable, retryable=failure.retryable, step=session.step_count,
@@ -462,7 +471,7 @@ class SessionManager:
             return
         del self.sessions[session_id]
         session.closed = True
-        metrics.child(metrics.SESSIONS, session.family.name).dec()
+        metrics.SESSIONS.labels(session.family.name).dec()
         try:
             async with self.deadlines(30):  # no extra task per close, unlike wait_for
                 await session.env.close()

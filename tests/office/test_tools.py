@@ -20,8 +20,7 @@ async def env(tmp_path):
     family = OfficeFamily()
     settings = Settings(data_dir=tmp_path / "data")
     family.setup(settings)
-    ctx = EnvContext(settings=settings, sandbox=LocalBackend(tmp_path / "sb"), workdir=tmp_path / "w",
-                     session_id="t")
+    ctx = EnvContext(settings=settings, sandbox=LocalBackend(tmp_path / "sb"), sessions_dir=tmp_path, session_id="w")
     (tmp_path / "w").mkdir()
     task_dir = tmp_path / "task"
     (task_dir / "state").mkdir(parents=True)

@@ -74,3 +74,37 @@ def test_session_ids_sort_by_creation_and_stay_unguessable() -> None:
     assert made == sorted(made) and len(set(made)) == len(made)
     randoms = {i[12:] for i in made}
     assert len(randoms) == len(made) and all(len(r) == 16 for r in randoms)  # 12 bytes, base64
+
+
+async def test_resets_steps_and_closes_show_in_the_prometheus_metrics(hub: Hub) -> None:
+    """The serving path's counts are plain numbers (`envhub.server.metrics`) turned into samples when
+    /metrics is read: a reset, steps of two outcomes and a close move exactly the samples they should."""
+    from prometheus_client import REGISTRY
+
+    from envhub.spec import ToolCall
+
+    def sample(name: str, **labels: str) -> float:
+        return REGISTRY.get_sample_value(name, labels) or 0.0
+
+    def figures() -> dict[str, float]:
+        return {"live": sample("envhub_sessions_active", env="echo"),
+                "ok": sample("envhub_steps_total", env="echo", failure="ok"),
+                "agent_error": sample("envhub_steps_total", env="echo", failure="agent_error"),
+                "steps": sample("envhub_latency_seconds_count", op="step", env="echo"),
+                "fast steps": sample("envhub_latency_seconds_bucket", op="step", env="echo", le="60.0"),
+                "all steps": sample("envhub_latency_seconds_bucket", op="step", env="echo", le="+Inf"),
+                "resets": sample("envhub_latency_seconds_count", op="reset", env="echo")}
+
+    before = figures()
+    m = hub.manager
+    created = await m.create(ResetRequest(env="echo", task_id="echo/say-done"))
+    live = figures()["live"]
+    for action in (ToolCall(tool="echo", arguments={"message": "hi"}), ToolCall(tool="echo", arguments={}),
+                   ToolCall(tool="echo", arguments={"message": "again"})):
+        await m.step(created.session_id, StepRequest(action=action))
+    await m.close(created.session_id)
+    after = figures()
+    assert live == before["live"] + 1 and after["live"] == before["live"]
+    assert {k: after[k] - before[k] for k in after if k != "live"} == {
+        "ok": 2, "agent_error": 1, "steps": 3, "fast steps": 3, "all steps": 3, "resets": 1}
+    assert sample("envhub_latency_seconds_sum", op="step", env="echo") > 0

@@ -83,7 +83,7 @@ async def test_a_tasks_cpus_reach_the_agents_sandbox(tmp_path: Path) -> None:
     (folder / "task.yaml").write_text(config)
     settings = get_settings()
     env = TerminalFamily().make(EnvContext(settings=settings, sandbox=LocalBackend(settings.data_dir / "sandboxes"),
-                                           workdir=tmp_path / "work", session_id="cpus"))
+                                           sessions_dir=tmp_path, session_id="cpus"))
     try:
         await env.reset(task=Task.load(folder))
         obs = await env.step(ToolCall(tool="bash", arguments={"command": "nproc"}))

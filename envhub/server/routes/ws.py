@@ -43,7 +43,7 @@ class SessionFrames:
             body = frames.parse_text(text, self.limit)
             if isinstance(body, dict):
                 frame_id, op = body.get("id"), body.get("op")
-                if not isinstance(frame_id, str | int) or isinstance(frame_id, bool):
+                if not isinstance(frame_id, (str, int)) or isinstance(frame_id, bool):
                     frame_id = None  # echo only what a frame id may be
                 op = op if isinstance(op, str) else None
             try:
