@@ -157,7 +157,9 @@ def prefilled_store(path: Path, episodes: int = 100_000) -> str:
 
     from envhub.store.db import create_schema, make_engine
 
-    path.unlink(missing_ok=True)
+    for stale in (path, path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm")):
+        # A killed server leaves its WAL beside the file, and SQLite would replay it into the new one.
+        stale.unlink(missing_ok=True)
     engine = make_engine(f"sqlite:///{path}")
     create_schema(engine)
     engine.dispose()
