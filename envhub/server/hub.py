@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -72,16 +71,10 @@ class Hub:
         if self.store is not None:
             await self.store.start()
         await self.manager.start()
-        # What is alive now (modules, the catalogue, the families' tools) lives as long as the server:
-        # kept out of the cyclic collector's scans. Its full passes walked all of it, about a sixth of
-        # the CPU per reset+step pair with three families served (benchmarks/protocol.py). Not collected
-        # first: a pass here costs a start (and every test's hub) a walk of the whole heap.
-        gc.freeze()
         log.info("serving %s with %d tasks; episode store: %s", ", ".join(self.families), len(self.catalog.tasks),
                  self.settings.store_label() if self.store is not None else "off")
 
     async def stop(self) -> None:
-        gc.unfreeze()  # what the server held may go now (a process that starts hubs again, e.g. tests)
         await self.manager.stop()
         if self.store is not None:
             await self.store.stop()  # after the sessions closed, so their last events are written
