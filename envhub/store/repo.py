@@ -97,7 +97,8 @@ def _sqlite_ts(value: str | datetime | None) -> str | None:
     if head is None:
         if len(_SECONDS) > 4096:
             _SECONDS.clear()
-        head = _SECONDS[second] = "%04d-%02d-%02d %02d:%02d:%02d." % second
+        year, month, day, hour, minute, sec = second
+        head = _SECONDS[second] = f"{year:04d}-{month:02d}-{day:02d} {hour:02d}:{minute:02d}:{sec:02d}."
     return head + str(value.microsecond + 1_000_000)[1:]
 
 
