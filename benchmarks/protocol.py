@@ -27,8 +27,10 @@ import sys
 import tempfile
 import textwrap
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
+import loadgen  # beside this script
 import websockets
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -183,12 +185,28 @@ def pct(values: list[float], q: float) -> float:
 
 
 # -- per-protocol episode loops -----------------------------------------------------------------------
-async def envhub_loop(url: str, stop: float, lat: list[float]) -> int:
-    """reset (replacing the connection's previous session, as OpenEnv's reset does) + step."""
+ENVHUB_FRAMES = (json.dumps({"op": "reset", "replace": True, "data": {"env": "echo", "task_id": "echo/say-done"}}),
+                 json.dumps({"op": "step", "data": {"action": {"tool": "echo", "arguments": {"message": "hi"}}}}))
+OPENENV_FRAMES = (json.dumps({"type": "reset", "data": {}}), json.dumps({"type": "step", "data": {"message": "hi"}}))
+
+
+@dataclass
+class Server:
+    """One server under load: where it listens, its process, the reset and step frames of its protocol
+    (envhub's reset replaces the connection's previous session, as OpenEnv's reset does), and what
+    every answer that is not an error holds."""
+
+    url: str
+    pid: int
+    frames: tuple[str, str]
+    ok: bytes
+
+
+async def websockets_loop(server: Server, stop: float, lat: list[float]) -> int:
+    """One session on the `websockets` client (a Python asyncio client, as an RL loop's would be)."""
     pairs = 0
-    reset = json.dumps({"op": "reset", "replace": True, "data": {"env": "echo", "task_id": "echo/say-done"}})
-    step = json.dumps({"op": "step", "data": {"action": {"tool": "echo", "arguments": {"message": "hi"}}}})
-    async with websockets.connect(url, max_size=None) as ws:
+    reset, step = server.frames
+    async with websockets.connect(server.url, max_size=None) as ws:
         while time.perf_counter() < stop:
             t = time.perf_counter()
             await ws.send(reset)
@@ -200,35 +218,32 @@ async def envhub_loop(url: str, stop: float, lat: list[float]) -> int:
     return pairs
 
 
-async def openenv_loop(url: str, stop: float, lat: list[float]) -> int:
-    pairs = 0
-    async with websockets.connect(url, max_size=None) as ws:
-        while time.perf_counter() < stop:
-            t = time.perf_counter()
-            await ws.send(json.dumps({"type": "reset", "data": {}}))
-            await ws.recv()
-            await ws.send(json.dumps({"type": "step", "data": {"message": "hi"}}))
-            await ws.recv()
-            lat.append(time.perf_counter() - t)
-            pairs += 1
-    return pairs
+#: Each load: its name in the results, its sessions, its client.
+LOADS = (("1 session", 1, "websockets"), ("64 sessions", 64, "websockets"),
+         ("1 session, raw client", 1, "raw"), ("64 sessions, raw client", 64, "raw"))
+#: The clients a load can run on: the `websockets` library, and raw sockets (`loadgen`), whose own cost
+#: per pair is a few system calls, so that with one session a pair waits on the server, not the client.
+CLIENTS = ("websockets", "raw")
 
 
-async def throughput(loop, url: str, clients: int, seconds: float, pid: int,
+async def throughput(server: Server, clients: int, seconds: float, client: str = "websockets",
                      lat: list[float] | None = None) -> dict[str, float]:
     """pairs/s, latency and server CPU per pair of `clients` sessions for `seconds`; each pair's
     latency is also appended to `lat` when given (to pool rounds)."""
     lat = [] if lat is None else lat
-    cpu0 = cpu_s(pid)
-    stop = time.perf_counter() + seconds
-    counts = await asyncio.gather(*(loop(url, stop, lat) for _ in range(clients)))
+    cpu0 = cpu_s(server.pid)
+    if client == "raw":  # blocks this loop, which has nothing else to do meanwhile
+        pairs = loadgen.run(server.url, clients, seconds, *server.frames, server.ok, lat=lat)
+    else:
+        stop = time.perf_counter() + seconds
+        pairs = sum(await asyncio.gather(*(websockets_loop(server, stop, lat) for _ in range(clients))))
     await asyncio.sleep(0.5)  # the store's writer drains what these pairs produced: its CPU counts too
-    pairs = sum(counts)
     return {"pairs_per_s": pairs / seconds, "p50_ms": pct(lat, 0.5), "p99_ms": pct(lat, 0.99),
-            "cpu_us_per_pair": (cpu_s(pid) - cpu0) * 1e6 / max(1, pairs)}
+            "cpu_us_per_pair": (cpu_s(server.pid) - cpu0) * 1e6 / max(1, pairs)}
 
 
-async def interleaved(servers: dict[str, tuple], clients: int, seconds: float, rounds: int) -> dict[str, dict]:
+async def interleaved(servers: dict[str, Server], clients: int, seconds: float, rounds: int,
+                      client: str = "websockets") -> dict[str, dict]:
     """`throughput` of each server in turn, `rounds` times (the order alternating), `seconds` in all
     for each. On a shared machine the load of the neighbours drifts within seconds: measured one
     after the other, two servers can see different machines. Each figure is the median over rounds,
@@ -238,8 +253,7 @@ async def interleaved(servers: dict[str, tuple], clients: int, seconds: float, r
     order = list(servers)
     for r in range(rounds):
         for label in (order if r % 2 == 0 else order[::-1]):
-            per[label].append(await throughput(*servers[label][:2], clients, seconds / rounds, servers[label][2],
-                                               lats[label]))
+            per[label].append(await throughput(servers[label], clients, seconds / rounds, client, lats[label]))
     out = {label: {"pairs_per_s": statistics.median(x["pairs_per_s"] for x in rows),
                    "cpu_us_per_pair": statistics.median(x["cpu_us_per_pair"] for x in rows),
                    "p50_ms": pct(lats[label], 0.5), "p99_ms": pct(lats[label], 0.99),
@@ -378,19 +392,21 @@ async def main() -> None:
         procs.append(oe)
         ceiling = start([PY, "/tmp/envhub_bench_picows_ws.py"], {"PORT": str(cp)}, cp)
         procs.append(ceiling)
-        servers = {"envhub": (envhub_loop, f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid),
-                   "openenv": (openenv_loop, f"ws://127.0.0.1:{op}/ws", oe.pid),
-                   "ceiling": (envhub_loop, f"ws://127.0.0.1:{cp}/", ceiling.pid)}
-        for loop, url, pid in servers.values():  # warm-up (lazy imports, caches, the store's schema)
-            await throughput(loop, url, 8, 1.0, pid)
+        servers = {"envhub": Server(f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid, ENVHUB_FRAMES, b'"ok":true'),
+                   "openenv": Server(f"ws://127.0.0.1:{op}/ws", oe.pid, OPENENV_FRAMES, b'"type":"observation"'),
+                   "ceiling": Server(f"ws://127.0.0.1:{cp}/", ceiling.pid, ENVHUB_FRAMES, b'"ok":true')}
+        for server in servers.values():  # warm-up (lazy imports, caches, the store's schema)
+            for client in CLIENTS:
+                await throughput(server, 8, 1.0, client)
         results: dict[str, dict] = {"envhub": {}, "openenv": {}, "ceiling": {}}
-        for load, n in (("1 session", 1), ("64 sessions", 64)):
-            for label, figures in (await interleaved(servers, n, args.seconds, args.rounds)).items():
+        for load, n, client in LOADS:
+            for label, figures in (await interleaved(servers, n, args.seconds, args.rounds, client)).items():
                 results[label][load] = figures
         ceiling.kill()
         for label in ("envhub", "openenv"):
-            _, url, pid = servers[label]
-            results[label]["idle_kib_per_session"] = await idle_memory(label, url, pid, args.idle_sessions)
+            server = servers[label]
+            results[label]["idle_kib_per_session"] = await idle_memory(label, server.url, server.pid,
+                                                                       args.idle_sessions)
         oe.kill()
         results["terminal"] = await terminal_figures(f"http://127.0.0.1:{ep}", args.terminal_sessions)
         results["terminal"]["server_rss_mb_after"] = rss_mb(hub.pid)
@@ -408,7 +424,7 @@ async def main() -> None:
     t = Table(title="echo environment, WebSocket, server on CPU 0, client on CPU 1")
     for col in ("", "envhub", "OpenEnv 0.10.0", "ratio"):
         t.add_column(col)
-    for load in ("1 session", "64 sessions"):
+    for load, _, _ in LOADS:
         for key, unit in (("pairs_per_s", "pairs/s"), ("p50_ms", "p50 ms"), ("p99_ms", "p99 ms"),
                           ("cpu_us_per_pair", "server CPU µs/pair")):
             a, b = results["envhub"][load][key], results["openenv"][load][key]

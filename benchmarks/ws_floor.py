@@ -56,10 +56,6 @@ BARE_APP = textwrap.dedent('''
 
 
 
-async def bare_loop(url: str, stop: float, lat: list[float]) -> int:
-    return await protocol.envhub_loop(url, stop, lat)  # the same two frames; the bare app ignores them
-
-
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=4)
@@ -76,9 +72,10 @@ async def main() -> None:
         port = protocol.free_port()
         proc = protocol.start([protocol.PY, str(script)], {**env, "PORT": str(port)}, port)
         try:
-            url = f"ws://127.0.0.1:{port}/ws"
-            await protocol.throughput(bare_loop, url, 8, 1.0, proc.pid)
-            results[label] = {load: await protocol.throughput(bare_loop, url, n, args.seconds, proc.pid)
+            # envhub's two frames; the bare servers ignore what they say
+            server = protocol.Server(f"ws://127.0.0.1:{port}/ws", proc.pid, protocol.ENVHUB_FRAMES, b'"ok":true')
+            await protocol.throughput(server, 8, 1.0)
+            results[label] = {load: await protocol.throughput(server, n, args.seconds)
                               for load, n in (("1 session", 1), ("64 sessions", 64))}
         finally:
             proc.kill()
