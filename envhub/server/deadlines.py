@@ -6,6 +6,9 @@ These limits are long (15 s and more past a task's step limit) and need no preci
 only puts itself in a dict and takes itself out; one sweep every `period_s` cancels the tasks that
 ran past their deadline, and their block raises `TimeoutError` as `asyncio.timeout`'s does (a
 cancellation from elsewhere stays a cancellation). A limit is kept within `period_s`.
+
+A block is a plain `with` inside a task: entering and leaving awaits nothing, and an `async with`
+made two coroutines per block for nothing.
 """
 
 from __future__ import annotations
@@ -26,13 +29,16 @@ class Deadlines:
         self._loop: asyncio.AbstractEventLoop | None = None
 
     def __call__(self, seconds: float) -> Limit:
-        """`async with deadlines(s):` the block, cut with `TimeoutError` once `s` seconds have passed."""
+        """`with deadlines(s):` the block (in a task), cut with `TimeoutError` once `s` seconds have passed."""
         return Limit(self, seconds)
 
     async def start(self) -> None:
+        self._start()
+
+    def _start(self) -> None:
         if self._sweeper is None:
             self._loop = asyncio.get_running_loop()
-            self._sweeper = asyncio.create_task(self._sweep_forever(), name="envhub-deadlines")
+            self._sweeper = self._loop.create_task(self._sweep_forever(), name="envhub-deadlines")
 
     async def stop(self) -> None:
         if self._sweeper is not None:
@@ -62,22 +68,22 @@ class Limit:
     def __init__(self, owner: Deadlines, seconds: float) -> None:
         self.owner, self.seconds, self.expired = owner, seconds, False
 
-    async def __aenter__(self) -> Limit:
+    def __enter__(self) -> Limit:
         owner = self.owner
         task = asyncio.current_task(owner._loop) if owner._loop is not None else None
         if task is None:  # not started yet, or another loop's: the plain lookup decides
             task = asyncio.current_task()
         if task is None:
             raise RuntimeError("a deadline is kept inside a task")
-        if self.owner._sweeper is None:
-            await self.owner.start()  # on first use, so that no caller can forget it
+        if owner._sweeper is None:
+            owner._start()  # on first use, so that no caller can forget it
         self.task, self.cancelling = task, task.cancelling()
         self.deadline = time.monotonic() + self.seconds
-        self.owner._live[self] = None
+        owner._live[self] = None
         return self
 
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
         del self.owner._live[self]
         # As asyncio.timeout: our cancellation becomes TimeoutError, anyone else's stays what it is.
         if self.expired and self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:

@@ -31,6 +31,10 @@ def dumps_text(value: Any) -> str:
     return dumps(value).decode()
 
 
+#: The JSON text of each op a success frame answers, made once.
+_OP_JSON = {op: f'"{op}"' for op in ("reset", "step", "verify", "state", "close")}
+
+
 def ok_frame(frame_id: Any, op: str | None, result: Any) -> str:
     """A WebSocket success frame. A response model is serialised by pydantic straight to JSON (one
     pass, the same text as `model_dump(mode="json")` then orjson); an unencodable string falls back
@@ -42,7 +46,8 @@ def ok_frame(frame_id: Any, op: str | None, result: Any) -> str:
             data = dumps_text(result.model_dump(mode="json", by_alias=True))
     else:
         data = dumps_text(result)
-    return f'{{"id":{dumps_text(frame_id)},"op":{dumps_text(op)},"ok":true,"data":{data}}}'
+    id_json = "null" if frame_id is None else dumps_text(frame_id)
+    return f'{{"id":{id_json},"op":{_OP_JSON.get(op) or dumps_text(op)},"ok":true,"data":{data}}}'
 
 
 class SafeJSONResponse(JSONResponse):

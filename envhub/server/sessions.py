@@ -256,7 +256,7 @@ class SessionManager:
         try:
             env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
                                          sessions_dir=sessions_dir))
-            async with self.deadlines(task.config.limits.step_timeout_s + STEP_GRACE_S):
+            with self.deadlines(task.config.limits.step_timeout_s + STEP_GRACE_S):
                 observation = await env.reset(task=task, seed=req.seed)
             canonical = {t.name: t for t in env.tools()}
             skin = harness.open_skin(req.harness or "plain", family.name, canonical)
@@ -355,7 +355,7 @@ class SessionManager:
         except AgentError as e:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
-            async with self.deadlines(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
+            with self.deadlines(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
                 assert session.skin is not None
                 obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c, call))
             failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
@@ -473,7 +473,7 @@ class SessionManager:
         session.closed = True
         metrics.SESSIONS.labels(session.family.name).dec()
         try:
-            async with self.deadlines(30):  # no extra task per close, unlike wait_for
+            with self.deadlines(30):  # no extra task per close, unlike wait_for
                 await session.env.close()
         except Exception:
             log.exception("session %s: close failed", session.id)

@@ -25,14 +25,14 @@ async def deadlines():
 async def test_a_block_past_its_limit_raises_timeout_error(deadlines):
     started = time.monotonic()
     with pytest.raises(TimeoutError):
-        async with deadlines(0.2):
+        with deadlines(0.2):
             await asyncio.sleep(30)
     assert 0.2 <= time.monotonic() - started < 2
     assert not deadlines._live
 
 
 async def test_a_block_in_time_ends_as_it_would_and_leaves_nothing(deadlines):
-    async with deadlines(5):
+    with deadlines(5):
         await asyncio.sleep(0.01)
     assert not deadlines._live
     assert deadlines.sweep() == 0
@@ -40,7 +40,7 @@ async def test_a_block_in_time_ends_as_it_would_and_leaves_nothing(deadlines):
 
 async def test_a_cancellation_from_elsewhere_stays_a_cancellation(deadlines):
     async def guarded() -> None:
-        async with deadlines(30):
+        with deadlines(30):
             await asyncio.sleep(30)
 
     task = asyncio.create_task(guarded())
