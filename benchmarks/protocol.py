@@ -1,7 +1,8 @@
 """Protocol benchmark: envhub vs OpenEnv on the same trivial echo environment, plus live terminal and db sessions.
 
 Both servers run as subprocesses pinned to CPU 0 (`taskset`), the load generator on CPU 1, over
-WebSocket (each client one session), taking turns under load (`--rounds`: each figure is a median
+WebSocket (each client one session, on the `websockets` library and again on raw sockets:
+`loadgen.py`), taking turns under load (`--rounds`: each figure is a median
 over rounds, each ratio the median of same-round ratios), beside a server that only answers (the
 most this load generator can measure). envhub serves with its episode store on, a SQLite store that
 already holds 100,000 episodes (`prefilled_store`: the same start for every run). Besides pairs/s and
