@@ -55,7 +55,6 @@ BARE_APP = textwrap.dedent('''
 ''')
 
 
-
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--seconds", type=float, default=4)
