@@ -147,11 +147,21 @@ class CpuQuota:
 
 
 def _limits_preexec(limits: SandboxLimits, uid: int | None, cpu_group: Path | None = None):
-    """Runs in the child between fork and exec: CPUs, limits, then the sandbox's own uid."""
+    """Runs in the child between fork and exec: signals as a fresh process has them, CPUs, limits,
+    then the sandbox's own uid."""
     mb = 1024 * 1024
     pinned = cpu_set(limits.cpus)
+    # An ignored signal stays ignored across fork and exec: a server started in the background
+    # (`cmd &` in a script ignores SIGINT and SIGQUIT, `nohup` SIGHUP) passed that on to every
+    # sandbox, and what the code inside could do to a process depended on how the server was
+    # launched (a SWE test run shrugged off the SIGINT its code under test sent it). Handlers are
+    # reset by exec; ignored signals are reset here, and nothing is blocked.
+    ignored = [sig for sig in signal.valid_signals() if signal.getsignal(sig) is signal.SIG_IGN]
 
     def apply() -> None:
+        for sig in ignored:
+            signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, ())
         if cpu_group is not None:
             (cpu_group / "cgroup.procs").write_text(str(os.getpid()))
         if pinned is not None:

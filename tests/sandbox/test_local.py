@@ -33,6 +33,28 @@ async def test_shell_state_persists_between_commands(sandbox):
     assert res.output.split() == ["/workspace/sub", "hello", "hi"]
 
 
+async def test_a_sandbox_starts_with_no_signal_ignored_whatever_the_server_inherited(tmp_path):
+    """A server started in the background (`&` in a script) ignores SIGINT and SIGQUIT, and an
+    ignored signal survives exec: a sandbox must not inherit that."""
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    spec = SandboxSpec(template=None, limits=SandboxLimits(processes=64, memory_mb=512))
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)}
+    try:
+        sb = await backend.start(spec)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    try:
+        res = await sb.run("grep -E '^Sig(Ign|Blk):' /proc/self/status", timeout_s=10)
+    finally:
+        await sb.close()
+    masks = dict(line.split(":") for line in res.output.split("\n") if line)
+    ignored = int(masks["SigIgn"].strip(), 16)
+    for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
+        assert not ignored & (1 << (sig - 1)), (sig, res.output)
+    assert int(masks["SigBlk"].strip(), 16) == 0, res.output
+
+
 async def test_exit_code_and_stderr_are_reported(sandbox):
     res = await sandbox.run("echo out; echo err >&2; exit_code() { return 3; }; exit_code", timeout_s=10)
     assert res.exit_code == 3 and "out" in res.output and "err" in res.output

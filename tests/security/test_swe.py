@@ -13,6 +13,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -140,14 +141,23 @@ def test_python_kill_everything_after_fix(checkout):
     assert "killed by SIGKILL" in message and "no usable test report" in message, message
 
 
-def test_python_sigint_to_every_pytest(checkout):
-    """Fixed code sends SIGINT to its parent and to every pytest process it can see (its own too)."""
+@pytest.mark.parametrize("server_sigint", ["default", "ignored"])
+def test_python_sigint_to_every_pytest(checkout, server_sigint):
+    """Fixed code sends SIGINT to its parent and to every pytest process it can see (its own too).
+    The verdict must not depend on how the server was launched: one started in the background by a
+    script ignores SIGINT, and its sandboxes once inherited that (the attack then did nothing)."""
     task, repo = checkout(PYTHON_TASK, gold=True)
     _plant(repo, "import os, signal\nfor _p in os.listdir('/proc'):\n    if _p.isdigit():\n"
                  "        try:\n            if b'pytest' in open(f'/proc/{_p}/cmdline', 'rb').read():\n"
                  "                os.kill(int(_p), signal.SIGINT)\n        except OSError:\n            pass\n"
                  "os.kill(os.getppid(), signal.SIGINT)\n")
-    _assert_zero(judge(task, repo), check="fail_to_pass")
+    inherited = signal.SIG_IGN if server_sigint == "ignored" else signal.default_int_handler
+    previous = signal.signal(signal.SIGINT, inherited)
+    try:
+        result = judge(task, repo)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    _assert_zero(result, check="fail_to_pass")
 
 
 def test_python_fork_bomb_at_import(checkout):
