@@ -288,8 +288,8 @@ class SessionManager:
         metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
         return SessionCreated(session_id=sid, env=family.name, observation=observation,
-                              tools=[t.spec() for t in tools],
-                              task=TaskRef(id=task.id, prompt=task.prompt), lease_expires_at=session.lease_expires_at,
+                              tools=[t.spec() for t in tools], task=TaskRef(id=task.id, prompt=task.prompt),
+                              lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
                               client_token=caller.token if caller is not None else None)
 
     def _owned(self, owner: str | None) -> int:
