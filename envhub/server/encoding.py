@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, PlainSerializer, WrapSerializer
 from pydantic_core import PydanticSerializationError
 
+from envhub.server.answers import ResetAnswer, StepAnswer
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec, escape_unencodable
 
 
@@ -49,7 +50,7 @@ def _json_keys(cls: type[BaseModel]) -> tuple[tuple[str, str], ...] | None:
     return None if all(name == key for name, key in keys) else keys
 
 
-#: The models of the hot answers (a step's, a reset's), which orjson writes itself (`model_json`).
+#: The models in the hot answers (a step's, a reset's), which orjson writes itself (`answer_json`).
 PLAIN_MODELS: dict[type[BaseModel], tuple[tuple[str, str], ...] | None] = {
     cls: _json_keys(cls) for cls in (StepResult, SessionCreated, Observation, ToolSpec, TaskRef)}
 
@@ -70,17 +71,18 @@ def _plain_fields(value: Any) -> Any:
     raise TypeError  # and a `time`: orjson drops its fraction's leading zeros (".10000" for 10 ms)
 
 
-def model_json(model: BaseModel) -> str:
-    """`model.model_dump_json(by_alias=True)`, the same text, in one orjson pass when every model in it
-    is one of `PLAIN_MODELS` and every value one orjson writes as pydantic does (a step's answer in
-    a third of pydantic's time). Anything else (another model, a value orjson refuses or writes
-    otherwise: bytes, a set, a `time`, an integer over 64 bits, a lone surrogate) goes to pydantic,
-    and an unencodable string on to the escaping path. `tests/server/test_encoding.py` holds the two
-    writers to the same text."""
+def answer_json(answer: BaseModel | StepAnswer | ResetAnswer) -> str:
+    """An answer as its wire model's `model_dump_json(by_alias=True)` text, in one orjson pass when
+    every model in it is one of `PLAIN_MODELS` and every value one orjson writes as pydantic does (a
+    step's answer in a third of pydantic's time). Anything else (another model, a value orjson
+    refuses or writes otherwise: bytes, a set, a `time`, an integer over 64 bits, a lone surrogate)
+    goes to pydantic, and an unencodable string on to the escaping path. `tests/server/test_encoding.py`
+    holds the two writers to the same text."""
     try:
-        return orjson.dumps(model, default=_plain_fields, option=orjson.OPT_PASSTHROUGH_DATETIME).decode()
+        return orjson.dumps(answer, default=_plain_fields, option=orjson.OPT_PASSTHROUGH_DATETIME).decode()
     except TypeError:
         pass
+    model = answer if isinstance(answer, BaseModel) else answer.model()
     try:
         return model.model_dump_json(by_alias=True)
     except PydanticSerializationError:
@@ -88,8 +90,9 @@ def model_json(model: BaseModel) -> str:
 
 
 def ok_frame(frame_id: Any, op: str | None, result: Any) -> str:
-    """A WebSocket success frame: a response model as `model_json` writes it, anything else by `dumps`."""
-    data = model_json(result) if isinstance(result, BaseModel) else dumps_text(result)
+    """A WebSocket success frame: an answer or a response model as `answer_json` writes it, anything
+    else by `dumps`."""
+    data = answer_json(result) if isinstance(result, BaseModel | StepAnswer | ResetAnswer) else dumps_text(result)
     id_json = "null" if frame_id is None else dumps_text(frame_id)
     return f'{{"id":{id_json},"op":{_OP_JSON.get(op) or dumps_text(op)},"ok":true,"data":{data}}}'
 

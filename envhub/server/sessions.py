@@ -43,6 +43,7 @@ from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
+from envhub.server.answers import ResetAnswer, StepAnswer
 from envhub.server.deadlines import Deadlines
 from envhub.server.faults import FaultInjector
 from envhub.spec import (
@@ -104,7 +105,7 @@ class Session:
     skin: Skin | None = None
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    answers: dict[str, tuple[ToolCall, StepResult]] = field(default_factory=dict)  # oldest first
+    answers: dict[str, tuple[ToolCall, StepAnswer]] = field(default_factory=dict)  # oldest first
     owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
@@ -174,6 +175,7 @@ class SessionManager:
         self._reserved = 0
         self._reserved_by: dict[str | None, int] = {}
         self._ids = _SessionIds()
+        self._task_refs: dict[str, TaskRef] = {}
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
@@ -223,6 +225,10 @@ class SessionManager:
             raise NotFound.for_name("environment", name, self.families) from None
 
     async def create(self, req: ResetRequest, caller: Caller | None = None) -> SessionCreated:
+        return (await self.create_answer(req, caller)).model()
+
+    async def create_answer(self, req: ResetRequest, caller: Caller | None = None) -> ResetAnswer:
+        """`create`'s answer before its wire model (`envhub.server.answers`): what the session socket writes."""
         if fault := self.faults.hit("reset"):
             raise fault
         family = self.family(req.env)
@@ -287,10 +293,17 @@ class SessionManager:
         metrics.SESSIONS.labels(family.name).inc()
         metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
-        return SessionCreated(session_id=sid, env=family.name, observation=observation,
-                              tools=[t.spec() for t in tools], task=TaskRef(id=task.id, prompt=task.prompt),
-                              lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
-                              client_token=caller.token if caller is not None else None)
+        return ResetAnswer(session_id=sid, env=family.name, observation=observation, tools=[t.spec() for t in tools],
+                           task=self._task_ref(task),
+                           lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
+                           client_token=caller.token if caller is not None else None)
+
+    def _task_ref(self, task: Task) -> TaskRef:
+        """The task as answers name it: one per task, shared (read-only) by its sessions' answers."""
+        ref = self._task_refs.get(task.id)
+        if ref is None or ref.prompt != task.prompt:
+            ref = self._task_refs[task.id] = TaskRef(id=task.id, prompt=task.prompt)
+        return ref
 
     def _owned(self, owner: str | None) -> int:
         """Live sessions of `owner`, counting resets in flight (for a key's quota)."""
@@ -303,6 +316,10 @@ class SessionManager:
         return self._sessions_root
 
     async def step(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepResult:
+        return (await self.step_answer(session_id, req, caller)).model()
+
+    async def step_answer(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepAnswer:
+        """`step`'s answer before its wire model (`envhub.server.answers`): what the session socket writes."""
         session = self.get(session_id, caller)
         if session.broken is None and session.result is None and (fault := self.faults.hit("step")):
             session.broken = fault  # answered as env_error by _step_locked, and at verify
@@ -324,7 +341,7 @@ class SessionManager:
         return result
 
     @staticmethod
-    def _repeat(session: Session, key: str, action: ToolCall) -> StepResult:
+    def _repeat(session: Session, key: str, action: ToolCall) -> StepAnswer:
         """The first answer for a repeated key; the same key with another action is a client bug (409)."""
         first, result = session.answers[key]
         if first != action:
@@ -332,7 +349,7 @@ class SessionManager:
                                       f"({first.tool!r} with other arguments): use a fresh key per action")
         return result
 
-    async def _step_locked(self, session: Session, action: ToolCall) -> StepResult:
+    async def _step_locked(self, session: Session, action: ToolCall) -> StepAnswer:
         if session.result is not None or session.closed:
             raise EpisodeOver("the episode is over: it was verified or closed; start a new session")
         limits = session.task.config.limits
@@ -389,7 +406,7 @@ class SessionManager:
         return await session.env.step(ToolCall(tool=tool.name, arguments=tool.check(call.arguments)))
 
     def _answer(self, session: Session, action: ToolCall, obs: Observation, failure: FailureClass, started: float,
-                truncated: bool = False) -> StepResult:
+                truncated: bool = False) -> StepAnswer:
         session.step_count += 1
         elapsed = time.monotonic() - started
         if truncated:
@@ -399,9 +416,9 @@ class SessionManager:
         metrics.STEPS.labels(session.family.name, failure.value).inc()
         metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
         self._notify("step_done", session, entry)
-        return StepResult(observation=obs, reward=None, done=session.done, truncated=truncated, failure=failure,
-                          trainable=failure.trainable, retryable=failure.retryable, step=session.step_count,
-                          info={"elapsed_s": round(elapsed, 6)})
+        return StepAnswer(observation=obs, reward=None, done=session.done, truncated=truncated,
+                          info={"elapsed_s": round(elapsed, 6)}, failure=failure, trainable=failure.trainable,
+                          retryable=failure.retryable, step=session.step_count)
 
     async def verify(self, session_id: str, caller: Caller | None = None) -> VerifyResult:
         session = self.get(session_id, caller)

@@ -1,8 +1,10 @@
-"""`envhub.server.encoding.model_json`: orjson writes the hot answers, and it must write exactly the
-text pydantic's `model_dump_json(by_alias=True)` would, whatever an environment put in them."""
+"""`envhub.server.encoding.answer_json`: orjson writes the hot answers (`envhub.server.answers`), and it
+must write exactly the text pydantic's `model_dump_json(by_alias=True)` writes for their wire models,
+whatever an environment put in them."""
 
 from __future__ import annotations
 
+import dataclasses
 import decimal
 import enum
 import uuid
@@ -16,7 +18,8 @@ from pydantic import BaseModel, field_serializer
 
 from envhub.errors import FailureClass
 from envhub.server import encoding
-from envhub.server.encoding import PLAIN_MODELS, _json_keys, model_json
+from envhub.server.answers import MODELS, ResetAnswer, StepAnswer
+from envhub.server.encoding import PLAIN_MODELS, _json_keys, answer_json
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec
 
 
@@ -52,20 +55,30 @@ def pydantic_text(model: BaseModel) -> str:
        failure=st.sampled_from(list(FailureClass)), reward=st.none() | st.floats())
 def test_a_step_answer_is_written_as_pydantic_writes_it(text, payload, info, step, failure, reward) -> None:
     obs = Observation(text=text, data=payload, is_error=failure != FailureClass.ok)
-    result = StepResult(observation=obs, reward=reward, done=False, truncated=False, info=info, failure=failure,
+    answer = StepAnswer(observation=obs, reward=reward, done=False, truncated=False, info=info, failure=failure,
                         trainable=failure.trainable, retryable=failure.retryable, step=step)
-    assert model_json(result) == pydantic_text(result)
+    model = answer.model()
+    assert answer_json(answer) == answer_json(model) == pydantic_text(model)
 
 
 @settings(max_examples=200, deadline=None)
 @given(payload=data, schema=data, prompt=st.text(), when=st.datetimes(timezones=st.sampled_from(ZONES)),
        token=st.none() | st.text())
 def test_a_reset_answer_is_written_as_pydantic_writes_it(payload, schema, prompt, when, token) -> None:
-    created = SessionCreated(session_id="s", env="echo", observation=Observation(text=prompt, data=payload),
-                             tools=[ToolSpec(name="echo", description="d", input_schema=schema)],
-                             task=TaskRef(id="echo/say-done", prompt=prompt), lease_expires_at=when,
-                             client_token=token)
-    assert model_json(created) == pydantic_text(created)
+    answer = ResetAnswer(session_id="s", env="echo", observation=Observation(text=prompt, data=payload),
+                         tools=[ToolSpec(name="echo", description="d", input_schema=schema)],
+                         task=TaskRef(id="echo/say-done", prompt=prompt), lease_expires_at=when, client_token=token)
+    model = answer.model()
+    assert answer_json(answer) == answer_json(model) == pydantic_text(model)
+
+
+@pytest.mark.parametrize("answer", [StepAnswer, ResetAnswer])
+def test_an_answer_has_its_wire_models_fields_in_its_order(answer) -> None:
+    """orjson writes a dataclass's fields in their order: the same keys in the same order as the model."""
+    model = MODELS[answer]
+    assert [f.name for f in dataclasses.fields(answer)] == list(model.model_fields)
+    defaults = {f.name: f.default for f in dataclasses.fields(answer) if f.default is not dataclasses.MISSING}
+    assert defaults == {name: f.default for name, f in model.model_fields.items() if name in defaults}
 
 
 def test_the_hot_answers_take_the_orjson_path_and_anything_else_goes_to_pydantic(monkeypatch) -> None:
@@ -78,12 +91,13 @@ def test_the_hot_answers_take_the_orjson_path_and_anything_else_goes_to_pydantic
         return real(self, **kwargs)
 
     monkeypatch.setattr(BaseModel, "model_dump_json", spy)
-    plain = StepResult(observation=Observation(text="hi", data={"n": 1}), reward=None, done=False, truncated=False,
-                       step=1, info={"at": datetime(2026, 12, 2, tzinfo=UTC)})
-    assert model_json(plain) == real(plain, by_alias=True)
+    plain = StepAnswer(observation=Observation(text="hi", data={"n": 1}), reward=None, done=False, truncated=False,
+                       info={"at": datetime(2026, 12, 2, tzinfo=UTC)}, failure=FailureClass.ok, trainable=True,
+                       retryable=False, step=1)
+    assert answer_json(plain) == real(plain.model(), by_alias=True)
     assert calls == []
-    with_set = plain.model_copy(update={"info": {"ids": {1, 2}}})  # orjson refuses a set; pydantic writes a list
-    assert model_json(with_set) == real(with_set, by_alias=True)
+    with_set = dataclasses.replace(plain, info={"ids": {1, 2}})  # orjson refuses a set; pydantic writes a list
+    assert answer_json(with_set) == real(with_set.model(), by_alias=True)
     assert calls == ["StepResult"]
 
 
@@ -91,7 +105,7 @@ def test_an_unencodable_string_still_becomes_escape_text() -> None:
     result = StepResult.model_construct(observation=Observation(text="ok"), reward=None, done=False, truncated=False,
                                         info={"name": "bad \ud800"}, failure=FailureClass.ok, trainable=True,
                                         retryable=False, step=1, protocol="envhub/1")
-    assert '"name":"bad \\\\ud800"' in model_json(result)
+    assert '"name":"bad \\\\ud800"' in answer_json(result)
 
 
 def test_a_model_with_a_serializer_of_its_own_is_refused_from_the_orjson_path() -> None:

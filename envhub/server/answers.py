@@ -1,0 +1,61 @@
+"""A reset's and a step's answers as the session manager makes them, before any wire model.
+
+The session socket writes them straight to JSON (`encoding.answer_json`); the typed API
+(`SessionManager.create` and `step`: REST, OpenEnv, MCP, in-process callers) turns them into the wire
+models, `SessionCreated` and `StepResult`. Building those models for every frame cost about a fifth
+of a reset+step pair's instructions (callgrind, in-process, store off), so the socket never builds
+them. Each answer has its model's fields in its model's order and is written as the model's JSON
+text: `tests/server/test_encoding.py` holds them to both.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+from typing import Any
+
+from envhub.errors import FailureClass
+from envhub.spec import PROTOCOL_VERSION, Observation, SessionCreated, StepResult, TaskRef, ToolSpec
+
+
+@dataclass(slots=True, kw_only=True)
+class StepAnswer:
+    """`StepResult`'s fields."""
+
+    protocol: str = PROTOCOL_VERSION
+    observation: Observation
+    reward: float | None
+    done: bool
+    truncated: bool
+    info: dict[str, Any]
+    failure: FailureClass
+    trainable: bool
+    retryable: bool
+    step: int
+
+    def model(self) -> StepResult:
+        return StepResult(**{name: getattr(self, name) for name in _STEP_FIELDS})
+
+
+@dataclass(slots=True, kw_only=True)
+class ResetAnswer:
+    """`SessionCreated`'s fields."""
+
+    protocol: str = PROTOCOL_VERSION
+    session_id: str
+    env: str
+    observation: Observation
+    tools: list[ToolSpec]
+    task: TaskRef
+    lease_expires_at: datetime
+    client_token: str | None
+
+    def model(self) -> SessionCreated:
+        return SessionCreated(**{name: getattr(self, name) for name in _RESET_FIELDS})
+
+
+_STEP_FIELDS = tuple(f.name for f in fields(StepAnswer))
+_RESET_FIELDS = tuple(f.name for f in fields(ResetAnswer))
+
+#: Each answer and the wire model it stands for.
+MODELS: dict[type, type] = {StepAnswer: StepResult, ResetAnswer: SessionCreated}
