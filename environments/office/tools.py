@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pypdf
+from openpyxl.utils.exceptions import IllegalCharacterError
 
 from envhub.errors import AgentError
 from envhub.tools import Param, Tool, find
@@ -99,6 +100,9 @@ class Tools:
             text, data = fn(args)
         except (UnsafeDocument, DocumentRejected) as e:
             raise AgentError(str(e)) from e
+        except IllegalCharacterError as e:  # the agent's text: a control character a workbook cannot hold
+            raise AgentError(f"{name}: {ascii(str(e))[1:-1]} (control characters other than tab, newline and "
+                             "carriage return cannot be stored in a workbook)") from e
         except (ValueError, KeyError, TypeError, IndexError) as e:
             if isinstance(e, AgentError):
                 raise

@@ -88,6 +88,14 @@ async def test_symlinks_are_refused(env):
         await call(env, "read_document", path="etc/hosts.pdf")
 
 
+@pytest.mark.parametrize("where", ["sheet", "rows"])
+async def test_a_control_character_a_workbook_cannot_hold_is_an_agent_error(env, where):
+    """openpyxl refuses it with its own exception, not a ValueError: it was a tool crash (env_error)."""
+    args = {"sheet": "S\x01" if where == "sheet" else "S", "rows": [["a\x01b"]] if where == "rows" else [["ok"]]}
+    with pytest.raises(AgentError, match="control characters"):
+        await call(env, "xlsx_write", path="c.xlsx", create=True, **args)
+
+
 async def test_bad_agent_file_is_an_agent_error(env):
     (env.ws.root / "x.xlsx").write_bytes(b"this is text, not a workbook")
     with pytest.raises(AgentError, match="not a xlsx"):
