@@ -90,7 +90,8 @@ async def test_symlinks_are_refused(env):
 
 @pytest.mark.parametrize("where", ["sheet", "rows"])
 async def test_a_control_character_a_workbook_cannot_hold_is_an_agent_error(env, where):
-    """openpyxl refuses it with its own exception, not a ValueError: it was a tool crash (env_error)."""
+    """In a cell, openpyxl refuses it with its own exception, not a ValueError: that was a tool crash
+    (env_error). In a sheet name it was a ValueError already; both must read as the agent's."""
     args = {"sheet": "S\x01" if where == "sheet" else "S", "rows": [["a\x01b"]] if where == "rows" else [["ok"]]}
     with pytest.raises(AgentError, match="control characters"):
         await call(env, "xlsx_write", path="c.xlsx", create=True, **args)
