@@ -15,7 +15,7 @@ same episode was lost.
 from __future__ import annotations
 
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
@@ -123,11 +123,19 @@ def plain(event: Event) -> Event:
     return _nested(flat)
 
 
+def _no_text(value: Any) -> None:
+    """orjson's `default` in `_safe`: a date or a time holds no text to check (formatting each one was
+    most of that pass's time)."""
+    if isinstance(value, (date, time)):  # a datetime is a date
+        return None
+    raise TypeError
+
+
 def _safe(value: Any) -> bool:
     """Whether no string in `value` needs escaping: orjson refuses a lone surrogate and writes NUL as
     `\\u0000`, in one pass in C (walking every string in Python was half the writer's time)."""
     try:
-        return b"\\u0000" not in orjson.dumps(value)
+        return b"\\u0000" not in orjson.dumps(value, default=_no_text, option=orjson.OPT_PASSTHROUGH_DATETIME)
     except TypeError:  # a lone surrogate, or anything orjson does not take: the careful path decides
         return False
 

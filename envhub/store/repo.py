@@ -108,49 +108,52 @@ _BULK = {name: _Bulk(name) for name in ("sqlite", "postgresql")}
 def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     """Apply flat events (see `events.storable`) in order, inside the caller's transaction."""
     bulk = _BULK[conn.dialect.name]
-    headers: dict[str, dict[str, Any]] = {}
+    flag, ts = bulk.flag, bulk.ts
+    # Per episode: [its first event (for the header), created here, reset_s, highest step here, end].
+    # A list, not a dict: the writer's thread reads and writes these for every event of every batch.
+    rows: dict[str, list[Any]] = {}
     steps: list[tuple[Any, ...]] = []
-    last_step: dict[str, int] = {}
-    closes: list[tuple[Any, ...]] = []
+    closes: list[tuple[list[Any], Any, int]] = []
     verdicts: list[Event] = []
-    flag = bulk.flag
     for e in events:
         eid = e["id"]
-        row = headers.get(eid)
+        row = rows.get(eid)
         if row is None:
-            row = headers[eid] = {"h": e, "born": False, "reset_s": None, "steps": 0, "end": None}
+            row = rows[eid] = [e, False, None, 0, None]
         kind = e["kind"]
         if kind == "step":
-            steps.append((eid, e["step"], e["tool"], e["arguments"], flag(e["arguments_cut"]), e["observation"],
+            n = e["step"]
+            steps.append((eid, n, e["tool"], e["arguments"], flag(e["arguments_cut"]), e["observation"],
                           flag(e["observation_cut"]), flag(e["is_error"]), e["failure"], e["elapsed_s"]))
-            last_step[eid] = max(last_step.get(eid, 0), e["step"])
+            if n > row[3]:
+                row[3] = n
         elif kind == "created":
-            row["born"], row["reset_s"] = True, e.get("reset_s")
+            row[1], row[2] = True, e.get("reset_s")
         elif kind == "closed":
-            closes.append((eid, e["at"], e["step_count"]))
+            closes.append((row, e["at"], e["step_count"]))
         elif kind == "verified":
             verdicts.append(e)
     # An episode whose `created` event is in this batch starts here: its row goes in with its step
     # count and end already set, without updates. (If the row exists all the same, this batch is a
-    # retry of one that committed, and those updates would change nothing.)
-    for eid, row in headers.items():
-        if row["born"] and eid in last_step:
-            row["steps"] = last_step.pop(eid)
-    ts = bulk.ts
+    # retry of one that committed, and those updates would change nothing.) An episode that started
+    # in an earlier batch gets its row only if that one was lost, and its updates either way.
     late_closes = []
-    for eid, at, n in closes:
-        row = headers[eid]
-        if row["born"]:
-            row["end"], row["steps"] = at, max(row["steps"], n)
+    for row, at, n in closes:
+        if row[1]:
+            row[4] = at
+            if n > row[3]:
+                row[3] = n
         else:
-            late_closes.append((ts(at), n, eid))
-    episodes = [(eid, (h := r["h"])["env"], h["task_id"], h.get("harness") or "plain", h.get("policy_version"),
-                 ts(h["created_at"]), ts(r["end"]), r["steps"], "", "{}", r["reset_s"]) for eid, r in headers.items()]
+            late_closes.append((ts(at), n, row[0]["id"]))
+    raise_steps = [(n, eid, n) for eid, (_, born, _, n, _) in rows.items() if n and not born]
+    episodes = [(eid, h["env"], h["task_id"], h.get("harness") or "plain", h.get("policy_version"),
+                 ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
+                for eid, (h, born, reset_s, n, end) in rows.items()]
     raw = conn.exec_driver_sql
     bulk.insert_episodes.run(conn, episodes)
     bulk.insert_steps.run(conn, steps)
-    if last_step:  # one executemany per kind of update, not one round trip per episode
-        raw(bulk.raise_step_count, [(n, eid, n) for eid, n in last_step.items()])
+    if raise_steps:  # one executemany per kind of update, not one round trip per episode
+        raw(bulk.raise_step_count, raise_steps)
     for e in verdicts:
         _write_verdict(conn, e["id"], e)
     if late_closes:

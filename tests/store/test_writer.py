@@ -204,7 +204,8 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
     engine = make_engine(f"sqlite:///{tmp_path / 'store.sqlite3'}")
     create_schema(engine)
     splits = {"one": [slice(0, 5)], "each": [slice(i, i + 1) for i in range(5)], "halves": [slice(0, 2), slice(2, 5)],
-              "retried": [slice(0, 5), slice(0, 5)], "late close": [slice(0, 4), slice(4, 5)]}
+              "retried": [slice(0, 5), slice(0, 5)], "late close": [slice(0, 4), slice(4, 5)],
+              "still open": [slice(0, 2), slice(2, 4)]}  # late steps raise the count; no close to do it
     for name, parts in splits.items():
         events = episode(name)
         for part in parts:
@@ -218,7 +219,8 @@ def test_an_episode_row_is_the_same_however_its_events_are_batched(tmp_path: Pat
     assert set(rows) == set(splits)
     for name in splits:
         assert (rows[name].step_count, rows[name].reset_s, steps[name]) == (3, 0.25, 3), name
-        assert str(rows[name].ended_at).startswith("2026-12-01 06:01:00"), (name, rows[name].ended_at)
+        ended = rows[name].ended_at
+        assert ended is None if name == "still open" else str(ended).startswith("2026-12-01 06:01:00"), (name, ended)
 
 
 def test_a_lone_surrogate_or_nul_is_stored_escaped_and_plain_text_as_is() -> None:
