@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, PlainSerializer, WrapSerializer
 from pydantic_core import PydanticSerializationError
 
-from envhub.server.answers import ResetAnswer, StepAnswer
+from envhub.server.answers import ResetAnswer, StepAnswer, ToolList
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec, escape_unencodable
 
 
@@ -56,8 +56,13 @@ PLAIN_MODELS: dict[type[BaseModel], tuple[tuple[str, str], ...] | None] = {
 
 
 def _plain_fields(value: Any) -> Any:
-    """orjson's `default`: a plain model's fields by their JSON keys, a date as pydantic writes it;
-    anything else is pydantic's to write (`TypeError`)."""
+    """orjson's `default`: a plain model's fields by their JSON keys, a date as pydantic writes it, a
+    `ToolList` as its JSON text (written on first use); anything else is pydantic's to write (`TypeError`)."""
+    if type(value) is ToolList:  # written once, then kept with the list
+        if value.json is None:
+            value.json = orjson.Fragment(orjson.dumps(value.specs, default=_plain_fields,
+                                                      option=orjson.OPT_PASSTHROUGH_DATETIME))
+        return value.json
     keys = PLAIN_MODELS.get(type(value), ())
     if keys != ():
         fields = value.__dict__

@@ -43,7 +43,7 @@ from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
 from envhub.server import metrics
-from envhub.server.answers import ResetAnswer, StepAnswer
+from envhub.server.answers import ResetAnswer, StepAnswer, ToolList
 from envhub.server.deadlines import Deadlines
 from envhub.server.faults import FaultInjector
 from envhub.spec import (
@@ -176,6 +176,7 @@ class SessionManager:
         self._reserved_by: dict[str | None, int] = {}
         self._ids = _SessionIds()
         self._task_refs: dict[str, TaskRef] = {}
+        self._tool_lists: dict[tuple[int, ...], tuple[tuple[Tool, ...], ToolList]] = {}
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
@@ -293,7 +294,7 @@ class SessionManager:
         metrics.SESSIONS.labels(family.name).inc()
         metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
-        return ResetAnswer(session_id=sid, env=family.name, observation=observation, tools=[t.spec() for t in tools],
+        return ResetAnswer(session_id=sid, env=family.name, observation=observation, tools=self._tool_list(tools),
                            task=self._task_ref(task),
                            lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
                            client_token=caller.token if caller is not None else None)
@@ -304,6 +305,19 @@ class SessionManager:
         if ref is None or ref.prompt != task.prompt:
             ref = self._task_refs[task.id] = TaskRef(id=task.id, prompt=task.prompt)
         return ref
+
+    def _tool_list(self, tools: list[Tool]) -> ToolList:
+        """The specs of `tools` as answers list them: one `ToolList` per set of tools, shared (read-only)
+        by the sessions that offer it. Keyed by the tools' ids, and the entry keeps the tools alive, so
+        an id in a key cannot pass to another tool; a skin that makes its tools per session only
+        fills the cache, which is emptied when full."""
+        key = tuple(map(id, tools))
+        entry = self._tool_lists.get(key)
+        if entry is None:
+            if len(self._tool_lists) >= 256:
+                self._tool_lists.clear()
+            entry = self._tool_lists[key] = (tuple(tools), ToolList([t.spec() for t in tools]))
+        return entry[1]
 
     def _owned(self, owner: str | None) -> int:
         """Live sessions of `owner`, counting resets in flight (for a key's quota)."""

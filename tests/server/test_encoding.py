@@ -18,7 +18,7 @@ from pydantic import BaseModel, field_serializer
 
 from envhub.errors import FailureClass
 from envhub.server import encoding
-from envhub.server.answers import MODELS, ResetAnswer, StepAnswer
+from envhub.server.answers import MODELS, ResetAnswer, StepAnswer, ToolList
 from envhub.server.encoding import PLAIN_MODELS, _json_keys, answer_json
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec
 
@@ -66,10 +66,39 @@ def test_a_step_answer_is_written_as_pydantic_writes_it(text, payload, info, ste
        token=st.none() | st.text())
 def test_a_reset_answer_is_written_as_pydantic_writes_it(payload, schema, prompt, when, token) -> None:
     answer = ResetAnswer(session_id="s", env="echo", observation=Observation(text=prompt, data=payload),
-                         tools=[ToolSpec(name="echo", description="d", input_schema=schema)],
+                         tools=ToolList([ToolSpec(name="echo", description="d", input_schema=schema)]),
                          task=TaskRef(id="echo/say-done", prompt=prompt), lease_expires_at=when, client_token=token)
     model = answer.model()
     assert answer_json(answer) == answer_json(model) == pydantic_text(model)
+
+
+def test_a_tool_list_is_written_once_and_its_text_reused(monkeypatch) -> None:
+    """A reset answer's tools are written on the first answer that lists them; later answers reuse that
+    text (and a list whose first writing failed is written again, not kept broken)."""
+    specs = [ToolSpec(name=f"t{i}", description="d", input_schema={"type": "object", "n": i}) for i in range(3)]
+    tools = ToolList(specs)
+
+    def answer(token: str | None) -> ResetAnswer:
+        return ResetAnswer(session_id="s", env="db", observation=Observation(text="p"), tools=tools,
+                           task=TaskRef(id="t", prompt="p"), lease_expires_at=datetime(2026, 12, 3, tzinfo=UTC),
+                           client_token=token)
+
+    first = answer_json(answer("a"))
+    kept = tools.json
+    assert kept is not None and first == pydantic_text(answer("a").model())
+    written: list[object] = []
+    real = encoding._plain_fields
+
+    def counting(value):
+        written.append(type(value))
+        return real(value)
+
+    monkeypatch.setattr(encoding, "_plain_fields", counting)
+    assert answer_json(answer("b")) == pydantic_text(answer("b").model())
+    assert tools.json is kept and ToolSpec not in written
+    odd = ToolList([ToolSpec(name="x", description="d", input_schema={"ids": {1, 2}})])  # orjson refuses a set
+    ans = dataclasses.replace(answer("c"), tools=odd)
+    assert answer_json(ans) == pydantic_text(ans.model()) and odd.json is None
 
 
 @pytest.mark.parametrize("answer", [StepAnswer, ResetAnswer])

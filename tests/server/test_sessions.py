@@ -108,3 +108,19 @@ async def test_resets_steps_and_closes_show_in_the_prometheus_metrics(hub: Hub) 
     assert {k: after[k] - before[k] for k in after if k != "live"} == {
         "ok": 2, "agent_error": 1, "steps": 3, "fast steps": 3, "all steps": 3, "resets": 1}
     assert sample("envhub_latency_seconds_sum", op="step", env="echo") > 0
+
+
+async def test_sessions_that_offer_the_same_tools_share_one_tool_list(hub: Hub) -> None:
+    """A reset answer's tool specs are written once per set of tools (`ToolList`), so sessions with the
+    same tools must get the same list, and sessions with other tools their own."""
+    answers = [await hub.manager.create_answer(ResetRequest(env=env, task_id=task))
+               for env, task in [("echo", "echo/say-done"), ("echo", "echo/say-done"), ("terminal", TASK)]]
+    try:
+        echo, again, terminal = (a.tools for a in answers)
+        assert echo is again and terminal is not echo
+        assert [s.name for s in echo.specs] == ["echo"]
+        offered = hub.manager.get(answers[2].session_id).tools
+        assert [s.name for s in terminal.specs] == list(offered)
+    finally:
+        for a in answers:
+            await hub.manager.close(a.session_id)
