@@ -263,8 +263,8 @@ class SessionManager:
         try:
             env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
                                          sessions_dir=sessions_dir))
-            with self.deadlines(task.config.limits.step_timeout_s + STEP_GRACE_S):
-                observation = await env.reset(task=task, seed=req.seed)
+            observation = await self.deadlines.run(task.config.limits.step_timeout_s + STEP_GRACE_S,
+                                                   env.reset(task=task, seed=req.seed))
             canonical = {t.name: t for t in env.tools()}
             skin = harness.open_skin(req.harness or "plain", family.name, canonical)
         except BaseException as exc:
@@ -386,9 +386,10 @@ class SessionManager:
         except AgentError as e:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
-            with self.deadlines(limits.step_timeout_s + STEP_GRACE_S):  # no extra task per step
-                assert session.skin is not None
-                obs = await session.skin.call(call, session.canonical, lambda c: self._canonical(session, c, call))
+            assert session.skin is not None
+            obs = await self.deadlines.run(limits.step_timeout_s + STEP_GRACE_S,  # no extra task per step
+                                           session.skin.call(call, session.canonical,
+                                                             lambda c: self._canonical(session, c, call)))
             failure = FailureClass.agent_timeout if obs.timed_out else FailureClass.ok
         except AgentError as e:
             obs, failure = _agent_error(e), FailureClass.agent_error
@@ -504,8 +505,7 @@ class SessionManager:
         session.closed = True
         metrics.SESSIONS.labels(session.family.name).dec()
         try:
-            with self.deadlines(30):  # no extra task per close, unlike wait_for
-                await session.env.close()
+            await self.deadlines.run(30, session.env.close())  # no extra task per close, unlike wait_for
         except Exception:
             log.exception("session %s: close failed", session.id)
         if session.has_workdir:  # a stat per close showed in the profile; echo sessions make no folder

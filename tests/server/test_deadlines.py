@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from envhub.server import deadlines as deadlines_module
 from envhub.server import sessions
 from envhub.server.deadlines import Deadlines
 from envhub.spec import ResetRequest, StepRequest, ToolCall
@@ -49,6 +50,83 @@ async def test_a_cancellation_from_elsewhere_stays_a_cancellation(deadlines):
     with pytest.raises(asyncio.CancelledError):
         await task
     assert not deadlines._live
+
+
+async def test_run_arms_no_limit_for_a_coroutine_that_never_waits(deadlines, monkeypatch):
+    armed: list[float] = []
+    real = deadlines_module.Limit.__enter__
+
+    def spy(self):
+        armed.append(self.seconds)
+        return real(self)
+
+    monkeypatch.setattr(deadlines_module.Limit, "__enter__", spy)
+
+    async def at_once() -> int:
+        return 7
+
+    async def waits() -> int:
+        await asyncio.sleep(0.01)
+        return 8
+
+    assert await deadlines.run(5, at_once()) == 7 and armed == []
+    assert await deadlines.run(6, waits()) == 8 and armed == [6]
+    assert not deadlines._live
+
+
+async def test_run_cuts_a_coroutine_that_waits_too_long_counting_from_the_call(deadlines):
+    async def busy_then_stuck() -> None:
+        time.sleep(0.5)  # the part before its first wait: nothing can cut it, but it counts
+        await asyncio.sleep(30)
+
+    started = time.monotonic()
+    with pytest.raises(TimeoutError):
+        await deadlines.run(0.5, busy_then_stuck())
+    assert 0.5 <= time.monotonic() - started < 0.9  # counted from its first wait, it would be 1 s
+    assert not deadlines._live
+
+
+async def test_run_passes_on_what_the_coroutine_raises_and_a_cancellation_from_elsewhere(deadlines):
+    async def fails_after_waiting() -> None:
+        await asyncio.sleep(0.01)
+        raise ValueError("its own")
+
+    with pytest.raises(ValueError, match="its own"):
+        await deadlines.run(5, fails_after_waiting())
+    cleaned: list[str] = []
+
+    async def cleans_up() -> None:
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(0)  # its clean-up waits too, and must still run
+            cleaned.append("cleaned up")
+            raise
+
+    task = asyncio.create_task(deadlines.run(30, cleans_up()))
+    await asyncio.sleep(0.05)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert cleaned == ["cleaned up"] and not deadlines._live
+
+
+async def test_run_closed_unfinished_closes_the_coroutine_it_runs(deadlines):
+    cleaned: list[str] = []
+
+    async def stuck() -> None:
+        try:
+            await asyncio.sleep(30)
+        finally:
+            cleaned.append("finally")
+
+    async def outer() -> None:
+        await deadlines.run(30, stuck())
+
+    runner = outer()
+    runner.send(None)  # runs until `stuck` waits (inside a task: this test's own)
+    runner.close()
+    assert cleaned == ["finally"]
 
 
 async def test_a_step_that_never_answers_is_env_error(monkeypatch):
