@@ -106,6 +106,9 @@ def seen(entry: Entry, family: str) -> list:
 def test_episode_and_affinity(entry: Entry, http: httpx.Client) -> None:
     """Each session's calls reach the replica that holds it: the table names the replica, which knows
     the session when asked directly, and a whole episode through the entry point earns its reward."""
+    # The first test of the module: until the router has seen a replica ready, a reset is answered 503
+    # (retryable), as it should be; CI's loaded machine met that once.
+    wait_for(lambda: any(r.ready and r.free >= 2 for r in seen(entry, "echo")), "an echo replica ready")
     sids = []
     for _ in range(2):
         r = http.post("/v1/sessions", json={"env": "echo", "task_id": "echo/say-done"})
