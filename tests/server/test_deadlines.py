@@ -120,8 +120,10 @@ async def test_run_closed_unfinished_closes_the_coroutine_it_runs(deadlines):
         finally:
             cleaned.append("finally")
 
+    inner = stuck()  # held here, so only the runner's closing can end it (not its collection)
+
     async def outer() -> None:
-        await deadlines.run(30, stuck())
+        await deadlines.run(30, inner)
 
     runner = outer()
     runner.send(None)  # runs until `stuck` waits (inside a task: this test's own)
