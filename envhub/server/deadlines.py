@@ -19,9 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import Coroutine, Generator
+from collections.abc import Coroutine
 from types import CoroutineType, TracebackType
 from typing import Any, TypeVar
+
+from envhub.server.resumed import Resumed
 
 T = TypeVar("T")
 
@@ -51,7 +53,7 @@ class Deadlines:
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
         with Limit(self, seconds, started):
-            return await _Resumed(coro, waiting)
+            return await Resumed(coro, waiting)
 
     async def start(self) -> None:
         self._start()
@@ -109,29 +111,3 @@ class Limit:
         # As asyncio.timeout: our cancellation becomes TimeoutError, anyone else's stays what it is.
         if self.expired and self.task.uncancel() <= self.cancelling and exc_type is asyncio.CancelledError:
             raise TimeoutError(f"past its limit of {self.seconds:g}s") from exc
-
-
-class _Resumed:
-    """Awaiting this goes on with `coro`, which ran until it waited on `waiting`: each value it waits
-    on goes up to the task that runs us, and what the task sends or throws goes down to it."""
-
-    __slots__ = ("coro", "waiting")
-
-    def __init__(self, coro: Coroutine[Any, Any, T], waiting: Any) -> None:
-        self.coro, self.waiting = coro, waiting
-
-    def __await__(self) -> Generator[Any, Any, Any]:
-        coro, waiting = self.coro, self.waiting
-        while True:
-            try:
-                sent = yield waiting
-            except BaseException as exc:  # a cancellation, or our closing: thrown where it waits
-                try:
-                    waiting = coro.throw(exc)
-                except StopIteration as done:
-                    return done.value
-            else:
-                try:
-                    waiting = coro.send(sent)
-                except StopIteration as done:
-                    return done.value

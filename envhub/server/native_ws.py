@@ -5,7 +5,9 @@ and the ASGI app, each frame paid for message dicts, queues, a task wake-up and 
 middleware, more than envhub's own work on it (`benchmarks/ws_floor.py`). Here picows parses frames
 in C and each text frame goes to `SessionFrames.answer`, the same rules as the ASGI route (which
 stays, for in-process clients: Starlette's TestClient, `envhub.client.asgi`), and the answer is
-written straight to the socket.
+written straight to the socket. A frame with nothing ahead of it is answered in the read callback
+itself, as the connection's worker task; only an answer that waits goes on in that task (see
+`SessionSocket._answer_now`).
 
 `SessionSocketProtocol` is uvicorn's `ws` protocol class (`envhub.server.thread.uvicorn_config`). On
 an upgrade request it reads the path and hands the connection to picows (the session route) or to
@@ -18,8 +20,11 @@ close, and the sessions a connection opened are closed when it drops.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
+from asyncio.tasks import _enter_task, _leave_task
 from collections import deque
+from collections.abc import Coroutine
 from typing import Any
 
 from picows import (
@@ -37,6 +42,7 @@ from uvicorn.importer import import_from_string
 from envhub.errors import Unauthorized
 from envhub.server import frames
 from envhub.server.problems import respond
+from envhub.server.resumed import Resumed
 from envhub.server.routes.ws import SessionFrames
 
 PATH = b"/v1/sessions/ws"
@@ -70,8 +76,11 @@ class SessionSocket(WSListener):
         self.tasks = tasks  # uvicorn's: awaited at shutdown, so a dropped connection's sessions get closed
         self.transport: Any = None
         self.loop: asyncio.AbstractEventLoop | None = None
-        self.queue: deque[str | bytes] = deque()
-        self.worker: asyncio.Task[None] | None = None
+        self.queue: deque[str | bytes] = deque()  # frames read ahead of their answers (see `_enqueue`)
+        self.worker: asyncio.Task[None] | None = None  # answers this connection's frames, one at a time
+        self.context: contextvars.Context | None = None  # the worker's
+        self.idle: asyncio.Future[None] | None = None  # pending while the worker has nothing to answer
+        self.handed: tuple[Coroutine[Any, Any, None], Any] | None = None  # an answer begun here, that waits
         self.parts: list[bytes] | None = None  # a fragmented message so far
         self.parts_text = True
         self.parts_size = 0
@@ -111,6 +120,8 @@ class SessionSocket(WSListener):
         self.resume_writing()  # a worker waiting to write ends
         if self.worker is None:
             self._start()  # closes the sessions
+        elif self.idle is not None and not self.idle.done():
+            self.idle.set_result(None)  # the worker ends, closing them
 
     def pause_writing(self) -> None:
         if self.writable is None or self.writable.done():
@@ -148,36 +159,84 @@ class SessionSocket(WSListener):
         self._enqueue(decoded)
 
     def _enqueue(self, item: str | bytes) -> None:
-        """Queue a text frame to answer (str) or an answer already made (bytes), in arrival order."""
+        """Answer a text frame (str), or write an answer already made (bytes), in arrival order."""
+        idle = self.idle
+        if idle is not None and not idle.done() and self.writable is None:
+            return self._answer_now(item)  # nothing ahead of it
         self.queue.append(item)
         if len(self.queue) >= READ_AHEAD and self.reading:
             self.reading = False
             self.transport.underlying_transport.pause_reading()
         if self.worker is None:
             self._start()
+        elif idle is not None and not idle.done():
+            idle.set_result(None)
+
+    def _answer_now(self, item: str | bytes) -> None:
+        """Answer in this callback, as the worker would: its task and its context are the current
+        ones, so whatever the answer takes from them (the task a time limit cancels, a context
+        variable) is what it would take in the worker. Most answers finish without waiting (echo's,
+        every refusal), and a task per frame cost more than envhub's own work on some. One that
+        waits is handed to the worker, which goes on with it where it waits."""
+        loop, worker, coro = self.loop, self.worker, self._answer(item)
+        try:
+            _enter_task(loop, worker)
+        except RuntimeError:  # called inside a task (frames come in callbacks, but to be safe): queue it
+            coro.close()
+            self.queue.append(item)
+            return self.idle.set_result(None)  # type: ignore[union-attr]
+        try:
+            waiting = self.context.run(coro.send, None)  # type: ignore[union-attr]
+        except StopIteration:
+            return
+        finally:
+            _leave_task(loop, worker)
+        self.handed = (coro, waiting)
+        self.idle.set_result(None)  # type: ignore[union-attr]
 
     def _start(self) -> None:
-        self.worker = task = (self.loop or asyncio.get_running_loop()).create_task(self._drain())
+        self.context = contextvars.copy_context()
+        self.worker = task = (self.loop or asyncio.get_running_loop()).create_task(self._work(), context=self.context)
         self.tasks.add(task)
         task.add_done_callback(self.tasks.discard)
 
-    async def _drain(self) -> None:
-        """Answer queued frames in order, then end (a task per burst, not one per connection)."""
+    async def _work(self) -> None:
+        """Answer frames in order: those queued, and those begun in `_answer_now` that wait. Between
+        them the worker waits on `idle`; it ends with the connection (or a cancellation: the next
+        frame starts another)."""
         try:
-            while self.queue and not self.gone:
-                item = self.queue.popleft()
-                if not self.reading and len(self.queue) < READ_AHEAD // 4:
-                    self.reading = True
-                    self.transport.underlying_transport.resume_reading()
-                answer = item if isinstance(item, bytes) else (await self.frames.answer(item)).encode()
-                if self.writable is not None:
-                    await self.writable
-                if not self.gone:
-                    self.write(answer)
+            while not self.gone:
+                if self.queue:
+                    item = self.queue.popleft()
+                    if not self.reading and len(self.queue) < READ_AHEAD // 4:
+                        self.reading = True
+                        self.transport.underlying_transport.resume_reading()
+                    await self._answer(item)
+                    continue
+                self.idle = idle = (self.loop or asyncio.get_running_loop()).create_future()
+                thrown = None
+                try:
+                    await idle
+                except asyncio.CancelledError as exc:
+                    if self.handed is None:
+                        raise
+                    thrown = exc  # meant for the answer handed over (e.g. its time limit): it gets it
+                finally:
+                    self.idle = None
+                if self.handed is not None:
+                    (coro, waiting), self.handed = self.handed, None
+                    await Resumed(coro, waiting, thrown)
         finally:
-            self.worker = None
+            self.worker = self.idle = None
             if self.gone:
                 await self.frames.close_all()
+
+    async def _answer(self, item: str | bytes) -> None:
+        answer = item if isinstance(item, bytes) else (await self.frames.answer(item)).encode()
+        if self.writable is not None:
+            await self.writable
+        if not self.gone:
+            self.write(answer)
 
     def write(self, payload: bytes, opcode: int = 0x1) -> None:
         """One unmasked frame (a text answer by default), through the transport's own write. picows's
