@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import logging
-from asyncio.tasks import _enter_task, _leave_task
+from asyncio.tasks import _enter_task, _leave_task  # what eager tasks (3.12+) run their first step with
 from collections import deque
 from collections.abc import Coroutine
 from typing import Any
