@@ -161,8 +161,8 @@ class SessionSocket(WSListener):
     def _enqueue(self, item: str | bytes) -> None:
         """Answer a text frame (str), or write an answer already made (bytes), in arrival order."""
         idle = self.idle
-        if idle is not None and not idle.done() and self.writable is None:
-            return self._answer_now(item)  # nothing ahead of it
+        if idle is not None and not idle.done() and self.writable is None and self._answer_now(item):
+            return  # nothing was ahead of it: answered, or handed to the worker
         self.queue.append(item)
         if len(self.queue) >= READ_AHEAD and self.reading:
             self.reading = False
@@ -172,27 +172,28 @@ class SessionSocket(WSListener):
         elif idle is not None and not idle.done():
             idle.set_result(None)
 
-    def _answer_now(self, item: str | bytes) -> None:
+    def _answer_now(self, item: str | bytes) -> bool:
         """Answer in this callback, as the worker would: its task and its context are the current
         ones, so whatever the answer takes from them (the task a time limit cancels, a context
         variable) is what it would take in the worker. Most answers finish without waiting (echo's,
         every refusal), and a task per frame cost more than envhub's own work on some. One that
-        waits is handed to the worker, which goes on with it where it waits."""
+        waits is handed to the worker, which goes on with it where it waits. False, with nothing
+        done, when called inside a task (frames come in callbacks, but to be safe): queue it."""
         loop, worker, coro = self.loop, self.worker, self._answer(item)
         try:
             _enter_task(loop, worker)
-        except RuntimeError:  # called inside a task (frames come in callbacks, but to be safe): queue it
+        except RuntimeError:
             coro.close()
-            self.queue.append(item)
-            return self.idle.set_result(None)  # type: ignore[union-attr]
+            return False
         try:
             waiting = self.context.run(coro.send, None)  # type: ignore[union-attr]
         except StopIteration:
-            return
+            return True
         finally:
             _leave_task(loop, worker)
         self.handed = (coro, waiting)
         self.idle.set_result(None)  # type: ignore[union-attr]
+        return True
 
     def _start(self) -> None:
         self.context = contextvars.copy_context()
