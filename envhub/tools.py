@@ -327,7 +327,8 @@ def _join(where: str, key: str) -> str:
 
 def check_object(params: dict[str, Param], args: Any, *, where: str = "", depth: int = 0) -> dict[str, Any]:
     """Checked arguments: declared keys only, required ones present, each value per its `Param`;
-    an optional one left out (or null) takes its default when it declares one."""
+    an optional one left out (or null) takes its default when it declares one. `args` itself when
+    every value passes as it is (nothing filled in, dropped or converted): no copy for most calls."""
     if not isinstance(args, dict):
         raise InvalidArguments(where, f"must be an object, got {show(args)}")
     unknown = [k for k in args if k not in params]
@@ -335,16 +336,22 @@ def check_object(params: dict[str, Param], args: Any, *, where: str = "", depth:
         expected = ", ".join(params) or "none"
         raise InvalidArguments(_join(where, unknown[0]), f"is not a parameter of this tool (expected: {expected})")
     out: dict[str, Any] = {}
+    same = True
     for name, p in params.items():
         label = _join(where, name)
-        if args.get(name) is None:
+        value = args.get(name)
+        if value is None:
             if p.required:
                 raise InvalidArguments(label, "is required")
             if p.default is not _MISSING:
                 out[name] = p.default
+                same = False
+            elif name in args:
+                same = False  # a null, read as left out: dropped
             continue
-        out[name] = p.check(label, args[name], depth)
-    return out
+        checked = out[name] = p.check(label, value, depth)
+        same = same and checked is value
+    return args if same else out
 
 
 @dataclass(frozen=True)

@@ -97,7 +97,8 @@ def answer_json(answer: BaseModel | StepAnswer | ResetAnswer) -> str:
 def ok_frame(frame_id: Any, op: str | None, result: Any) -> str:
     """A WebSocket success frame: an answer or a response model as `answer_json` writes it, anything
     else by `dumps`."""
-    data = answer_json(result) if isinstance(result, BaseModel | StepAnswer | ResetAnswer) else dumps_text(result)
+    # The answers first: `isinstance` on a model class runs ABCMeta's check, a Python call.
+    data = answer_json(result) if isinstance(result, StepAnswer | ResetAnswer | BaseModel) else dumps_text(result)
     id_json = "null" if frame_id is None else dumps_text(frame_id)
     return f'{{"id":{id_json},"op":{_OP_JSON.get(op) or dumps_text(op)},"ok":true,"data":{data}}}'
 

@@ -141,6 +141,15 @@ def _agent_error(e: AgentError) -> Observation:
     return Observation(text=f"error: {e.detail}", is_error=True, data=data)
 
 
+def _checked(tool: Tool, call: ToolCall) -> ToolCall:
+    """`call` checked against `tool`'s declaration: `call` itself when its arguments pass as they are
+    (most calls: no second model to build), else a call with the checked ones (a default filled in)."""
+    arguments = tool.check(call.arguments)
+    if arguments is call.arguments and call.tool == tool.name:
+        return call
+    return ToolCall(tool=tool.name, arguments=arguments)
+
+
 class _SessionIds:
     """Unguessable session ids that sort by time: the creation time in milliseconds (12 hex digits)
     then 96 random bits. The store keys episodes and their steps by this id, and ids that follow
@@ -382,7 +391,7 @@ class SessionManager:
         try:
             # The declaration is checked here, once for every family, before the environment sees the call.
             tool = session.tools.get(action.tool) or find(list(session.tools.values()), action.tool)
-            call = ToolCall(tool=tool.name, arguments=tool.check(action.arguments))
+            call = _checked(tool, action)
         except AgentError as e:
             return self._answer(session, action, _agent_error(e), FailureClass.agent_error, started)
         try:
@@ -417,8 +426,7 @@ class SessionManager:
         tool = session.canonical.get(call.tool)
         if call is checked and tool is not None and session.tools.get(call.tool) is tool:
             return await session.env.step(call)
-        tool = tool or find(list(session.canonical.values()), call.tool)
-        return await session.env.step(ToolCall(tool=tool.name, arguments=tool.check(call.arguments)))
+        return await session.env.step(_checked(tool or find(list(session.canonical.values()), call.tool), call))
 
     def _answer(self, session: Session, action: ToolCall, obs: Observation, failure: FailureClass, started: float,
                 truncated: bool = False) -> StepAnswer:

@@ -3,6 +3,7 @@ and agree; the bounds hold even where a declaration says nothing."""
 
 from __future__ import annotations
 
+import copy
 import os
 
 import jsonschema
@@ -100,6 +101,28 @@ def test_checked_arguments_are_normalised() -> None:
         check_object(params, {})
     with pytest.raises(InvalidArguments, match="is not a parameter"):
         check_object(params, {"n": 1, "N": 2})
+
+
+def test_arguments_that_pass_as_they_are_come_back_as_the_callers_own() -> None:
+    """The check hands back the caller's dict when it changes nothing (the session manager then passes
+    the agent's call on without building another), and a new one whenever it changes anything."""
+    params = {"n": Param("integer"), "mode": Param("string", required=False, default="create"),
+              "opt": Param("string", required=False),
+              "at": Param("object", required=False, properties={"row": Param("integer")})}
+    given = {"n": 3, "mode": "edit", "at": {"row": 1}}
+    assert check_object(params, given) is given
+    for args, checked in [
+        ({"n": 3.0, "mode": "edit"}, {"n": 3, "mode": "edit"}),  # 3.0 as 3
+        ({"n": 3, "mode": "edit", "at": {"row": 2.0}}, {"n": 3, "mode": "edit", "at": {"row": 2}}),  # nested
+        ({"n": 3}, {"n": 3, "mode": "create"}),  # a default filled in
+        ({"n": 3, "mode": "edit", "opt": None}, {"n": 3, "mode": "edit"}),  # a null dropped
+        ({"n": 3, "opt": None}, {"n": 3, "mode": "create"}),  # both: as many keys as given
+    ]:
+        kept = copy.deepcopy(args)
+        out = check_object(params, args)
+        assert out is not args and out == checked
+        assert [type(v) for v in out.values()] == [type(v) for v in checked.values()]
+        assert args == kept and [type(v) for v in args.values()] == [type(v) for v in kept.values()]  # untouched
 
 
 def test_nested_errors_name_the_path() -> None:

@@ -7,7 +7,7 @@ import pytest
 
 from envhub.errors import FailureClass
 from envhub.server.hub import Hub
-from envhub.spec import ResetRequest, StepRequest
+from envhub.spec import Observation, ResetRequest, StepRequest
 
 TASK = "terminal/count-error-lines"
 
@@ -108,6 +108,37 @@ async def test_resets_steps_and_closes_show_in_the_prometheus_metrics(hub: Hub) 
     assert {k: after[k] - before[k] for k in after if k != "live"} == {
         "ok": 2, "agent_error": 1, "steps": 3, "fast steps": 3, "all steps": 3, "resets": 1}
     assert sample("envhub_latency_seconds_sum", op="step", env="echo") > 0
+
+
+async def test_the_environment_gets_the_agents_call_or_the_checked_one(hub: Hub, monkeypatch) -> None:
+    """A call whose arguments pass their declaration as they are reaches the environment as it came
+    (no second model built per step); one the check changed (a default filled in, 2.0 as 2) reaches
+    it as checked. Either way the step log keeps what the agent sent."""
+    from environments.echo import EchoEnvironment
+
+    from envhub.tools import Param, Tool
+
+    tools = [Tool("echo", "Echo.", {"message": Param("string"), "times": Param("integer", required=False, default=1)})]
+    seen = []
+
+    async def step_(self, call):
+        seen.append(call)
+        return Observation(text=call.arguments["message"] * call.arguments["times"])
+
+    monkeypatch.setattr(EchoEnvironment, "tools", lambda self: tools)
+    monkeypatch.setattr(EchoEnvironment, "step", step_)
+    created = await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))
+    try:
+        sent = [step("echo", message="a", times=2), step("echo", message="b"), step("echo", message="c", times=2.0)]
+        texts = [(await hub.manager.step(created.session_id, req)).observation.text for req in sent]
+        assert texts == ["aa", "b", "cc"]
+        assert seen[0] is sent[0].action
+        assert seen[1] is not sent[1].action and seen[1].arguments == {"message": "b", "times": 1}
+        assert seen[2] is not sent[2].action and type(seen[2].arguments["times"]) is int
+        logged = [e.action for e in hub.manager.get(created.session_id).log]
+        assert logged == [req.action for req in sent] and type(logged[2].arguments["times"]) is float
+    finally:
+        await hub.manager.close(created.session_id)
 
 
 async def test_sessions_that_offer_the_same_tools_share_one_tool_list(hub: Hub) -> None:
