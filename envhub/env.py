@@ -84,11 +84,13 @@ class Environment(ABC):
 
         The server has already checked `call` against the tool's declaration: the tool exists
         and its arguments satisfy every `Param` (defaults filled in), so an implementation reads
-        them without re-checking types. A call that breaks a business rule raises `AgentError`;
-        the server turns it into an `agent_error` observation and the episode goes on, as a real
-        tool would answer. A command that ran out of its time sets `Observation.timed_out` (or
-        raises `AgentTimeout`). Infrastructure faults raise `EnvError`; any other exception is a
-        bug in the family: graded `env_error`, counted and logged so it gets fixed.
+        them without re-checking types. Read `call`, never change it: when the check changed
+        nothing it is the agent's own action, the one the step log keeps. A call that breaks a
+        business rule raises `AgentError`; the server turns it into an `agent_error` observation
+        and the episode goes on, as a real tool would answer. A command that ran out of its time
+        sets `Observation.timed_out` (or raises `AgentTimeout`). Infrastructure faults raise
+        `EnvError`; any other exception is a bug in the family: graded `env_error`, counted and
+        logged so it gets fixed.
         """
 
     @abstractmethod
