@@ -7,8 +7,11 @@ over rounds, each ratio the median of same-round ratios), beside a server that o
 most this load generator can measure). envhub serves with its episode store on, a SQLite store that
 already holds 100,000 episodes (`prefilled_store`: the same start for every run). Besides pairs/s and
 latency it prints the server's CPU time per reset+step pair (user+system from /proc, threads
-included): on a shared, noisy machine that ratio moves far less than pairs/s. Prints a side-by-side
-table and a `--json` line.
+included): on a shared, noisy machine that ratio moves far less than pairs/s. envhub polls for the
+next frame after each answer (`envhub.server.polling`), so with one session its core stays busy and
+its CPU per pair is about its time per pair; the 1-session loads also run a second envhub with
+polling off (`envhub, polling off`), whose CPU per pair is its own work. Prints a side-by-side table
+and a `--json` line.
 
     .venv/bin/python benchmarks/protocol.py [--quick] [--seconds 8] [--rounds 8]
                                             [--terminal-sessions 1000]
@@ -68,19 +71,28 @@ OPENENV_APP = textwrap.dedent('''
 ''')
 
 
-#: A server that does nothing but answer (picows, the stack under envhub's session socket): the most
-#: this load generator can measure, the ceiling of any ratio over OpenEnv in the same run.
+#: A server that does nothing but answer (picows, the stack under envhub's session socket, polling after
+#: each answer as envhub does): the most this load generator can measure, the ceiling of any ratio
+#: over OpenEnv in the same run.
 PICOWS_APP = textwrap.dedent('''
-    import os, orjson, uvloop
+    import asyncio, os, orjson, uvloop
     from picows import WSListener, WSMsgType, ws_create_server
+    from envhub.config import Settings
+    from envhub.server.polling import IdlePoll
 
     REPLY = b'{"id":null,"op":"step","ok":true,"data":{"observation":{"text":"hi"},"reward":null,"done":false}}'
+    POLL = IdlePoll(Settings().poll_us / 1e6)  # polls after each answer as envhub does
 
     class Fixed(WSListener):
+        def on_ws_connected(self, transport):
+            self.loop = asyncio.get_running_loop()
+
         def on_ws_frame(self, transport, frame):
+            POLL.came()
             if frame.msg_type == WSMsgType.TEXT:
                 orjson.loads(frame.get_payload_as_bytes())
                 transport.send(WSMsgType.TEXT, REPLY)
+                POLL.answered(self.loop)
             elif frame.msg_type == WSMsgType.CLOSE:
                 transport.send_close(frame.get_close_code())
                 transport.disconnect()
@@ -219,6 +231,8 @@ async def websockets_loop(server: Server, stop: float, lat: list[float]) -> int:
     return pairs
 
 
+#: The second envhub of the 1-session loads: `ENVHUB_POLL_US=0` (see the module's docstring).
+NO_POLL = "envhub, polling off"
 #: Each load: its name in the results, its sessions, its client.
 LOADS = (("1 session", 1, "websockets"), ("64 sessions", 64, "websockets"),
          ("1 session, raw client", 1, "raw"), ("64 sessions, raw client", 64, "raw"))
@@ -379,15 +393,21 @@ async def main() -> None:
         args.seconds, args.rounds, args.terminal_sessions, args.db_sessions = 3, 4, 100, 500
     os.sched_setaffinity(0, {1})
     store = prefilled_store(Path(tempfile.gettempdir()) / "envhub_bench_store.sqlite3")
+    store_no_poll = prefilled_store(Path(tempfile.gettempdir()) / "envhub_bench_store_no_poll.sqlite3")
     Path("/tmp/envhub_bench_openenv_app.py").write_text(OPENENV_APP)
     Path("/tmp/envhub_bench_picows_ws.py").write_text(PICOWS_APP)
-    ep, op, cp = free_port(), free_port(), free_port()
+    ep, op, cp, ep_no_poll = free_port(), free_port(), free_port(), free_port()
     procs: list[subprocess.Popen] = []
     try:
         hub = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep), "--env", "echo", "--env", "terminal",
                      "--env", "db", "--log-level", "warning"],
                     {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store}, ep)
         procs.append(hub)
+        no_poll = start([PY, "-m", "envhub.cli", "serve", "--port", str(ep_no_poll), "--env", "echo",
+                         "--log-level", "warning"],
+                        {"ENVHUB_MAX_SESSIONS": "8192", "ENVHUB_DATABASE_URL": store_no_poll, "ENVHUB_POLL_US": "0"},
+                        ep_no_poll)
+        procs.append(no_poll)
         oe = start([PY, "-m", "uvicorn", "--app-dir", "/tmp", "envhub_bench_openenv_app:app", "--port", str(op),
                     "--log-level", "warning"], {}, op)
         procs.append(oe)
@@ -395,15 +415,20 @@ async def main() -> None:
         procs.append(ceiling)
         servers = {"envhub": Server(f"ws://127.0.0.1:{ep}/v1/sessions/ws", hub.pid, ENVHUB_FRAMES, b'"ok":true'),
                    "openenv": Server(f"ws://127.0.0.1:{op}/ws", oe.pid, OPENENV_FRAMES, b'"type":"observation"'),
-                   "ceiling": Server(f"ws://127.0.0.1:{cp}/", ceiling.pid, ENVHUB_FRAMES, b'"ok":true')}
+                   "ceiling": Server(f"ws://127.0.0.1:{cp}/", ceiling.pid, ENVHUB_FRAMES, b'"ok":true'),
+                   NO_POLL: Server(f"ws://127.0.0.1:{ep_no_poll}/v1/sessions/ws", no_poll.pid, ENVHUB_FRAMES,
+                                   b'"ok":true')}
         for server in servers.values():  # warm-up (lazy imports, caches, the store's schema)
             for client in CLIENTS:
                 await throughput(server, 8, 1.0, client)
-        results: dict[str, dict] = {"envhub": {}, "openenv": {}, "ceiling": {}}
+        results: dict[str, dict] = {label: {} for label in servers}
         for load, n, client in LOADS:
-            for label, figures in (await interleaved(servers, n, args.seconds, args.rounds, client)).items():
+            # Polling matters when a pair waits on the server's wake-up: with one session.
+            these = servers if n == 1 else {k: v for k, v in servers.items() if k != NO_POLL}
+            for label, figures in (await interleaved(these, n, args.seconds, args.rounds, client)).items():
                 results[label][load] = figures
         ceiling.kill()
+        no_poll.kill()
         for label in ("envhub", "openenv"):
             server = servers[label]
             results[label]["idle_kib_per_session"] = await idle_memory(label, server.url, server.pid,
@@ -431,6 +456,10 @@ async def main() -> None:
             a, b = results["envhub"][load][key], results["openenv"][load][key]
             r = results["envhub"][load].get(f"ratio_{key}", a / b if b else None)
             t.add_row(f"{load} {unit}", f"{a:.1f}", f"{b:.1f}", f"{r:.2f}x" if r else "-")
+        if (q := results[NO_POLL].get(load)) is not None:
+            for key, unit in (("pairs_per_s", "pairs/s"), ("cpu_us_per_pair", "server CPU µs/pair")):
+                t.add_row(f"{load} {unit}, polling off", f"{q[key]:.1f}", f"{results['openenv'][load][key]:.1f}",
+                          f"{q[f'ratio_{key}']:.2f}x")
         c = results["ceiling"][load]
         t.add_row(f"{load} pairs/s of a server that only answers", f"{c['pairs_per_s']:.1f}",
                   f"{results['openenv'][load]['pairs_per_s']:.1f}", f"{c['ratio_pairs_per_s']:.2f}x")

@@ -52,6 +52,9 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_output_bytes: int = Field(default=64_000, ge=1024)
     idempotency_cache: int = Field(default=64, ge=1)
+    #: The longest the event loop polls for the next request after the server answers one, in
+    #: microseconds, before it sleeps (`envhub.server.polling`; the window adapts); 0: never.
+    poll_us: int = Field(default=300, ge=0, le=100_000)
 
     #: API keys (envhub.server.auth): "auto" = required unless serving on loopback; "on"; "off".
     auth: Literal["auto", "on", "off"] = "auto"

@@ -7,7 +7,8 @@ in C and each text frame goes to `SessionFrames.answer`, the same rules as the A
 stays, for in-process clients: Starlette's TestClient, `envhub.client.asgi`), and the answer is
 written straight to the socket. A frame with nothing ahead of it is answered in the read callback
 itself, as the connection's worker task; only an answer that waits goes on in that task (see
-`SessionSocket._answer_now`).
+`SessionSocket._answer_now`). After an answer the loop polls a while for the next frame before it
+sleeps (`envhub.server.polling`).
 
 `SessionSocketProtocol` is uvicorn's `ws` protocol class (`envhub.server.thread.uvicorn_config`). On
 an upgrade request it reads the path and hands the connection to picows (the session route) or to
@@ -41,6 +42,7 @@ from uvicorn.importer import import_from_string
 
 from envhub.errors import Unauthorized
 from envhub.server import frames
+from envhub.server.polling import IdlePoll
 from envhub.server.problems import respond
 from envhub.server.resumed import Resumed
 from envhub.server.routes.ws import SessionFrames
@@ -70,8 +72,10 @@ LOG = _QuietParserErrors(logging.getLogger("envhub.ws"), {})
 class SessionSocket(WSListener):
     """One native connection: frames in, answers out, in order."""
 
-    def __init__(self, frames_: SessionFrames, connections: set[Any], tasks: set[asyncio.Task[None]]) -> None:
+    def __init__(self, frames_: SessionFrames, connections: set[Any], tasks: set[asyncio.Task[None]],
+                 poll: IdlePoll) -> None:
         self.frames = frames_
+        self.poll = poll  # the server's: every answer written kicks it, every frame read adapts it
         self.connections = connections  # uvicorn's: asked to shut down with the server
         self.tasks = tasks  # uvicorn's: awaited at shutdown, so a dropped connection's sessions get closed
         self.transport: Any = None
@@ -95,6 +99,7 @@ class SessionSocket(WSListener):
         self.connections.add(self)
 
     def on_ws_frame(self, transport: Any, frame: Any) -> None:
+        self.poll.came()
         kind = frame.msg_type
         if kind == WSMsgType.TEXT or kind == WSMsgType.BINARY:
             if self.parts is not None:
@@ -252,6 +257,7 @@ class SessionSocket(WSListener):
         else:
             head = bytes((0x80 | opcode, 127)) + n.to_bytes(8, "big")
         self.transport.underlying_transport.write(head + payload)
+        self.poll.answered(self.loop)  # type: ignore[arg-type]
 
     def close(self, code: int, why: bytes = b"") -> None:
         """A close frame after whatever is written already, then the end of the connection."""
@@ -299,10 +305,11 @@ class SessionSocketProtocol(asyncio.Protocol):
     """uvicorn's `ws` protocol class: routes an upgraded connection by its path (see the module)."""
 
     app: Any = None  # bound by `for_app`
+    poll: IdlePoll = IdlePoll(0)  # the server's (`for_app`); this one never polls
 
     @classmethod
-    def for_app(cls, app: Any) -> type[SessionSocketProtocol]:
-        return type("SessionSocketProtocolForApp", (cls,), {"app": app})
+    def for_app(cls, app: Any, poll: IdlePoll) -> type[SessionSocketProtocol]:
+        return type("SessionSocketProtocolForApp", (cls,), {"app": app, "poll": poll})
 
     def __init__(self, config: Any, server_state: Any, app_state: dict[str, Any], **kwargs: Any) -> None:
         self.config, self.server_state, self.app_state, self.kwargs = config, server_state, app_state, kwargs
@@ -357,7 +364,7 @@ class SessionSocketProtocol(asyncio.Protocol):
     def _native(self) -> WSProtocol:
         hub, access = self.app.state.hub, self.app.state.access
         limit = hub.settings.max_body_bytes
-        connections, tasks = self.server_state.connections, self.server_state.tasks
+        connections, tasks, poll = self.server_state.connections, self.server_state.tasks, self.poll
 
         def listener(request: Any) -> Any:
             try:
@@ -367,7 +374,7 @@ class SessionSocketProtocol(asyncio.Protocol):
                 headers = [(k.decode(), v.decode()) for k, v in denial.raw_headers if k != b"content-length"]
                 return WSUpgradeResponseWithListener(
                     WSUpgradeResponse.create_error_response(denial.status_code, bytes(denial.body), headers), None)
-            return SessionSocket(SessionFrames(hub.manager, caller, limit), connections, tasks)
+            return SessionSocket(SessionFrames(hub.manager, caller, limit), connections, tasks, poll)
 
         # host:port, path, server side, listener factory, logger, no disconnect on a listener's
         # exception (answers already catch them), no handshake timeout (uvicorn read the request),

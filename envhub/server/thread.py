@@ -21,11 +21,15 @@ from envhub.server.hub import Hub
 
 def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:
     """How envhub is served: the session WebSocket natively (`envhub.server.native_ws`), the others
-    through uvicorn's; frames up to the body limit, no per-message compression."""
+    through uvicorn's; frames up to the body limit, no per-message compression. After each answer the
+    loop polls a while for the next request before it sleeps (`envhub.server.polling`)."""
     from envhub.server.native_ws import SessionSocketProtocol
+    from envhub.server.polling import IdlePoll, PolledApp
 
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, ws_max_size=settings.max_body_bytes,
-                          ws_per_message_deflate=False, ws=SessionSocketProtocol.for_app(app))
+    poll = IdlePoll(settings.poll_us / 1e6)
+    return uvicorn.Config(PolledApp(app, poll), host=host, port=port, log_level=log_level,
+                          ws_max_size=settings.max_body_bytes, ws_per_message_deflate=False,
+                          ws=SessionSocketProtocol.for_app(app, poll))
 
 
 def free_port(host: str = "127.0.0.1") -> int:

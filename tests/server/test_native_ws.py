@@ -21,6 +21,7 @@ from websockets.sync.client import connect
 
 from envhub.server import sessions
 from envhub.server.native_ws import READ_AHEAD, SessionSocket
+from envhub.server.polling import IdlePoll
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from environments.echo import EchoEnvironment
 from tests.conftest import make_settings
@@ -286,7 +287,7 @@ async def test_a_cancellation_that_meets_an_answer_being_handed_over_reaches_it(
     the cancellation goes to the answer, which ends as it chooses; it is neither dropped nor left
     waiting."""
     frames, transport, tasks = _Frames(), _Written(), set()
-    sock = SessionSocket(frames, set(), tasks)  # type: ignore[arg-type]
+    sock = SessionSocket(frames, set(), tasks, IdlePoll(0))  # type: ignore[arg-type]
     sock.on_ws_connected(transport)
     loop = asyncio.get_running_loop()
 
