@@ -305,7 +305,7 @@ class SessionSocketProtocol(asyncio.Protocol):
     """uvicorn's `ws` protocol class: routes an upgraded connection by its path (see the module)."""
 
     app: Any = None  # bound by `for_app`
-    poll: IdlePoll = IdlePoll(0)  # the server's (`for_app`); this one never polls
+    poll: IdlePoll  # the server's, bound by `for_app`
 
     @classmethod
     def for_app(cls, app: Any, poll: IdlePoll) -> type[SessionSocketProtocol]:
