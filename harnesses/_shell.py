@@ -12,13 +12,15 @@ import base64
 import re
 import shlex
 
-from envhub.errors import AgentError
 from envhub.harness import Run, Skin
+from envhub.sandbox import files
 from envhub.spec import Observation, ToolCall
 from envhub.tools import Tool
 
 _EXIT = re.compile(r"\n?\[exit code (-?\d+)\]\s*$")
 CHUNK = 30_000  # base64 characters per read: well inside an observation's output cap
+#: The largest file an editor reads (as the families' own file tools).
+MAX_READ_BYTES = 1024 * 1024
 
 
 def output(obs: Observation) -> str:
@@ -77,21 +79,29 @@ class Files:
 
     async def read(self, path: str) -> str:
         if "read_file" in self.canonical:
-            obs = await self.run(ToolCall(tool="read_file", arguments={"path": path}))
-            if obs.text.endswith("[truncated at 1 MiB]"):
-                raise AgentError(f"{path} is over 1 MiB; read it in parts with the shell")
-            return obs.text
+            return (await self.run(ToolCall(tool="read_file", arguments={"path": path}))).text
+        # Checked inside the sandbox before anything opens it (a FIFO, a device, a folder, a file over
+        # the limit is the agent's error, `envhub.sandbox.files`); only then read, in chunks.
+        obs = await self.sh(files.size_command(path, limit=MAX_READ_BYTES))
+        size = files.found("read", path, output(obs), obs.data.get("exit_code"), limit=MAX_READ_BYTES,
+                           timed_out=obs.timed_out).size
         q = shlex.quote(path)
-        obs = await self.sh(f"test -f {q} || {{ echo \"no such file: {path}\" >&2; exit 2; }}; "
-                            f"base64 -w0 -- {q} | wc -c")
-        if obs.is_error:
-            raise AgentError(output(obs).strip() or f"cannot read {path}")
-        size = int(output(obs).strip() or 0)
         parts = []
-        for start in range(1, size + 1, CHUNK):
-            chunk = await self.sh(f"base64 -w0 -- {q} | cut -c {start}-{start + CHUNK - 1}")
-            parts.append(output(chunk).strip())
-        return base64.b64decode("".join(parts)).decode("utf-8", errors="replace")
+        for start in range(1, 4 * ((size + 2) // 3) + 1, CHUNK):
+            chunk = await self.sh(f"head -c {MAX_READ_BYTES} -- {q} | base64 -w0 | cut -c {start}-{start + CHUNK - 1}")
+            if chunk.is_error:
+                raise files.refusal("read", path, output(chunk), timed_out=chunk.timed_out)
+            parts.append(output(chunk).strip().split("\n", 1)[0])  # a backend's note may follow the chunk
+        try:
+            return base64.b64decode("".join(parts), validate=True).decode("utf-8", errors="replace")
+        except ValueError:  # binascii.Error too: the file changed under the reads (the agent's own doing)
+            raise files.refusal("read", path, "it changed while it was read") from None
+
+    async def check(self, path: str, *, folders: bool = True) -> None:
+        """The agent's error, naming why, unless `path` is a regular file a search may read (or a
+        folder, where `folders`)."""
+        obs = await self.sh(files.check_command(path, folders=folders))
+        files.found("search", path, output(obs), obs.data.get("exit_code"), limit=0, timed_out=obs.timed_out)
 
     async def write(self, path: str, text: str) -> None:
         tool = "write_file" if "write_file" in self.canonical else "create_file"

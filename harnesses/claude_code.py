@@ -78,8 +78,10 @@ class ClaudeCode(ShellSkin):
             mode = {"content": "-n", "files_with_matches": "-l", "count": "-c"}[a["output_mode"]]
             include = f"--include={shlex.quote(a['glob'])} " if a.get("glob") else ""
             flags = "-i " if a["-i"] else ""
-            obs = await files.sh(f"grep -rIE {mode} {flags}{include}--exclude-dir=.git -e {shlex.quote(a['pattern'])} "
-                                 f"-- {shlex.quote(a.get('path') or '.')} | head -n 500")
+            await files.check(a.get("path") or ".")
+            # -D skip: a FIFO or device is passed over, never read (it would block or never end).
+            obs = await files.sh(f"grep -rIE -D skip {mode} {flags}{include}--exclude-dir=.git "
+                                 f"-e {shlex.quote(a['pattern'])} -- {shlex.quote(a.get('path') or '.')} | head -n 500")
             return Observation(text=output(obs).strip() or "No matches found", data={})
         # Glob
         obs = await files.sh(f"cd {shlex.quote(a.get('path') or '.')} && shopt -s globstar nullglob dotglob && "

@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from envhub.errors import AgentError
 from envhub.harness import Run
+from envhub.sandbox.files import refusal
 from envhub.spec import Observation, ToolCall
 from envhub.tools import Param, Tool
-from harnesses._shell import Files, ShellSkin
+from harnesses._shell import Files, ShellSkin, output
 
 TOOLS = [
     Tool("shell", "Run a command given as an argv list (e.g. [\"bash\", \"-lc\", \"ls\"]).",
@@ -131,7 +132,7 @@ class Codex(ShellSkin):
             elif op.kind == "delete":
                 obs = await files.sh(f"rm -- {shlex.quote(op.path)}")
                 if obs.is_error:
-                    raise AgentError(f"cannot delete {op.path}")
+                    raise refusal("delete", op.path, output(obs), timed_out=obs.timed_out)
                 done.append(f"D {op.path}")
             else:
                 await files.write(op.move_to or op.path, op.lines[0])

@@ -104,6 +104,6 @@ class OpenHands(ShellSkin):
 
     @staticmethod
     async def _read(files: Files, path: str, kind: str) -> str:
-        if kind != "file":
-            raise AgentError(f"{path} is not a file" if kind else f"no such file: {path}")
-        return await files.read(path)
+        if kind == "dir":
+            raise AgentError(f"cannot read {path}: Is a directory", path=path, reason="Is a directory")
+        return await files.read(path)  # anything else not a regular file is refused, naming why

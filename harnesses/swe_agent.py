@@ -58,11 +58,10 @@ class SweAgent(ShellSkin):
         if tool == "submit":
             return Observation(text="submitted", data={"finished": True})
         if tool == "open":
-            if await files.exists(a["path"]) != "file":
-                raise AgentError(f"File {a['path']} not found")
+            text = await files.read(a["path"])  # a path that is not a readable regular file: the error says why
             self.path = a["path"]
             self.first = max(1, a.get("line_number", 1) - WINDOW // 2) if "line_number" in a else 1
-            return await self._window(files)
+            return self._show(text)
         if tool == "create":
             if await files.exists(a["filename"]):
                 raise AgentError(f"{a['filename']} already exists")
@@ -70,15 +69,20 @@ class SweAgent(ShellSkin):
             self.path, self.first = a["filename"], 1
             return await self._window(files)
         if tool in ("search_dir", "find_file"):
+            await files.check(a.get("dir") or ".")
             where = shlex.quote(a.get("dir") or ".")
-            command = (f"grep -rIc --exclude-dir=.git -e {shlex.quote(a['search_term'])} -- {where} | grep -v ':0$'"
+            # -D skip: a FIFO or device is passed over, never read (it would block or never end).
+            command = (f"grep -rIc -D skip --exclude-dir=.git -e {shlex.quote(a['search_term'])} -- {where} "
+                       "| grep -v ':0$'"
                        if tool == "search_dir" else
                        f"find {where} -name {shlex.quote(a['file_name'])} -not -path '*/.git/*' | sort")
             obs = await files.sh(command + " | head -n 200")
             return Observation(text=output(obs).strip() or "No matches found", data={})
         if tool == "search_file":
             path = a.get("file") or self._open()
-            obs = await files.sh(f"grep -nI -e {shlex.quote(a['search_term'])} -- {shlex.quote(path)} | head -n 200")
+            await files.check(path, folders=False)
+            obs = await files.sh(f"grep -nI -D skip -e {shlex.quote(a['search_term'])} -- {shlex.quote(path)} "
+                                 "| head -n 200")
             return Observation(text=output(obs).strip() or "No matches found", data={})
         path = self._open()
         if tool == "goto":
@@ -107,7 +111,9 @@ class SweAgent(ShellSkin):
         return self.path
 
     async def _window(self, files: Files) -> Observation:
-        text = await files.read(self._open())
+        return self._show(await files.read(self._open()))
+
+    def _show(self, text: str) -> Observation:
         total = len(text.splitlines())
         self.first = min(self.first, max(1, total - WINDOW + 1))
         last = min(total, self.first + WINDOW - 1)

@@ -1,14 +1,19 @@
 """The office tools: their MCP specs and the code that runs them over a `Workspace`.
 
 Tools are plain functions in the server process (no sandbox: nothing the agent sends is
-executed). Every document is opened through `verifiers.office_safe`; a document that fails
-those checks, one that crashes LibreOffice, or a bad argument, is an `AgentError`; other LibreOffice
-faults are `EnvError` (`lo.py`).
+executed), over paths `Workspace.path` keeps inside the workspace; a path naming a folder, a FIFO
+or a name the OS refuses is the agent's error, naming why (`Tools._path`, `PATH_ERRNOS`). Every
+document is opened through `verifiers.office_safe`; a document that fails those checks, one that
+crashes LibreOffice, or a bad argument, is an `AgentError`; other LibreOffice faults are
+`EnvError` (`lo.py`).
 """
 
 from __future__ import annotations
 
+import errno
+import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -30,6 +35,10 @@ CELL = Param(("string", "number", "boolean", "null"), max_len=32_767)  # Excel's
 #: Blocks, ops and slides are small documents of their own: free-form JSON, bounded in size and
 #: depth by the core; the writers check their fields and answer a bad one as the agent's error.
 PARTS = Param("array", items=Param("any"), min_items=1, max_items=500)
+#: OS errors a path the agent named can cause: a folder or file in the way, a name too long, a loop.
+PATH_ERRNOS = frozenset({errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP})
+_SPECIAL = {stat.S_IFIFO: "a FIFO", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+            stat.S_IFSOCK: "a socket"}
 
 
 TOOLS = [
@@ -107,9 +116,35 @@ class Tools:
             if isinstance(e, AgentError):
                 raise
             raise AgentError(f"{name}: {e}") from e
+        except OSError as e:
+            # What only the agent's path can cause (the workspace refuses most up front); any other
+            # OS fault (a full disk, LibreOffice missing) stays the environment's.
+            if e.errno not in PATH_ERRNOS:
+                raise
+            raise AgentError(f"{name}: {e.strerror}", reason=e.strerror) from e
         if len(text) > self.max_output:
             text = text[: self.max_output] + f"\n[truncated at {self.max_output} characters; narrow with sheet/range]"
         return text, data
+
+    def _path(self, rel: str, *, must_exist: bool = False) -> Path:
+        """`Workspace.path` (relative, no `..`, no hidden names, no symlinks), and what it names is a
+        document or nothing yet: a folder or a file on the way, a FIFO or a device there, is the
+        agent's error naming why, before anything opens it (a FIFO would block the read)."""
+        p = self.ws.path(rel)
+        parts = p.relative_to(self.ws.root).parts
+        for n in range(1, len(parts) + 1):
+            try:
+                mode = os.lstat(self.ws.root.joinpath(*parts[:n])).st_mode
+            except FileNotFoundError:
+                break  # nothing here yet: a write makes it, and the folders on the way
+            if n < len(parts) and not stat.S_ISDIR(mode):
+                raise AgentError(f"{rel}: Not a directory ({'/'.join(parts[:n])} is a file)", path=rel,
+                                 reason="Not a directory")
+            if n == len(parts) and not stat.S_ISREG(mode):
+                reason = "Is a directory" if stat.S_ISDIR(mode) else \
+                    f"is {_SPECIAL.get(stat.S_IFMT(mode), 'something else')}, not a regular file"
+                raise AgentError(f"{rel}: {reason}", path=rel, reason=reason)
+        return self.ws.path(rel, must_exist=True) if must_exist else p
 
     # -- files ---------------------------------------------------------------------------------
     def t_list_files(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -117,19 +152,19 @@ class Tools:
         return "\n".join(f"{f['path']}  ({f['bytes']} bytes)" for f in files) or "(empty)", {"files": files}
 
     def t_copy_file(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        src = self.ws.path(args["source"], must_exist=True)
-        dest = self.ws.path(args["dest"])
+        src = self._path(args["source"], must_exist=True)
+        dest = self._path(args["dest"])
         self.ws.save(dest, lambda tmp: shutil.copyfile(src, tmp))
         return f"copied to {self.ws.rel(dest)}", {"path": self.ws.rel(dest)}
 
     def t_delete_file(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"], must_exist=True)
+        p = self._path(args["path"], must_exist=True)
         p.unlink()
         return f"deleted {self.ws.rel(p)}", {}
 
     # -- reading -------------------------------------------------------------------------------
     def t_read_document(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"], must_exist=True)
+        p = self._path(args["path"], must_exist=True)
         kind = inspect(p)
         if kind == "xlsx":
             return readers.read_xlsx(p, args.get("sheet"), args.get("range"))
@@ -137,7 +172,7 @@ class Tools:
 
     # -- spreadsheets --------------------------------------------------------------------------
     def _xlsx(self, args: dict[str, Any], create: bool = False) -> tuple[Path, Any]:
-        p = self.ws.path(args["path"])
+        p = self._path(args["path"])
         if kind_of(p) != "xlsx":
             raise AgentError("path must end in .xlsx")
         return p, writers.load_or_new_workbook(p, create)
@@ -175,18 +210,24 @@ class Tools:
         return "rule added", {}
 
     def t_xlsx_recalculate(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"], must_exist=True)
+        p = self._path(args["path"], must_exist=True)
         if inspect(p) != "xlsx":
             raise AgentError("xlsx_recalculate needs an .xlsx file")
         with tempfile.TemporaryDirectory(prefix="recalc-") as tmp:
+            # LibreOffice answers CELL("filename") with the file it loaded: it loads a copy at
+            # <tmp>/workspace/<path>, and the agent is shown that as /workspace/<path>, never the
+            # host folder the session's workspace lives in.
+            copy = Path(tmp) / "workspace" / self.ws.rel(p)
+            copy.parent.mkdir(parents=True)
+            shutil.copyfile(p, copy)
             out = Path(tmp) / "recalc.xlsx"
-            self.lo().recalc(p, out)
-            return readers.read_xlsx(p, args.get("sheet"), args.get("range"),
-                                     values_from=out)
+            self.lo().recalc(copy, out)
+            text, data = readers.read_xlsx(p, args.get("sheet"), args.get("range"), values_from=out)
+            return _unhosted(text, tmp), _unhosted(data, tmp)
 
     # -- word ----------------------------------------------------------------------------------
     def t_docx_write(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"])
+        p = self._path(args["path"])
         if kind_of(p) != "docx":
             raise AgentError("path must end in .docx")
         mode = args["mode"]
@@ -197,7 +238,7 @@ class Tools:
         return f"{self.ws.rel(p)}: {len(doc.paragraphs)} paragraphs, {len(doc.tables)} tables", {}
 
     def t_docx_edit(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"], must_exist=True)
+        p = self._path(args["path"], must_exist=True)
         from verifiers.office_safe import open_docx
 
         doc = open_docx(p)
@@ -207,7 +248,7 @@ class Tools:
 
     # -- presentations -------------------------------------------------------------------------
     def t_pptx_write(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"])
+        p = self._path(args["path"])
         if kind_of(p) != "pptx":
             raise AgentError("path must end in .pptx")
         mode = args["mode"]
@@ -218,7 +259,7 @@ class Tools:
         return f"{self.ws.rel(p)}: {len(prs.slides)} slides", {}
 
     def t_pptx_edit(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        p = self.ws.path(args["path"], must_exist=True)
+        p = self._path(args["path"], must_exist=True)
         from verifiers.office_safe import open_pptx
 
         prs = open_pptx(p)
@@ -228,25 +269,28 @@ class Tools:
 
     # -- pdf -----------------------------------------------------------------------------------
     def t_pdf_export(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        src = self.ws.path(args["source"], must_exist=True)
-        dest = self.ws.path(args["dest"])
+        src = self._path(args["source"], must_exist=True)
+        dest = self._path(args["dest"])
         if inspect(src) == "pdf" or kind_of(dest) != "pdf":
             raise AgentError("pdf_export converts a docx/xlsx/pptx source to a .pdf dest")
         with tempfile.TemporaryDirectory(prefix="pdf-") as tmp:
+            copy = Path(tmp) / "workspace" / self.ws.rel(src)  # as in xlsx_recalculate: not the host folder
+            copy.parent.mkdir(parents=True)
+            shutil.copyfile(src, copy)
             out = Path(tmp) / "out.pdf"
-            self.lo().to_pdf(src, out)
+            self.lo().to_pdf(copy, out)
             self.ws.save(dest, lambda t: shutil.copyfile(out, t))
         pages = len(open_pdf(dest).pages)
         return f"wrote {self.ws.rel(dest)} ({pages} pages)", {"pages": pages}
 
     def t_pdf_merge(self, args: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        dest = self.ws.path(args["dest"])
+        dest = self._path(args["dest"])
         if kind_of(dest) != "pdf":
             raise AgentError("dest must end in .pdf")
         parts = args["parts"]
         writer = pypdf.PdfWriter()
         for part in parts:
-            src = self.ws.path(part["path"], must_exist=True)
+            src = self._path(part["path"], must_exist=True)
             reader = open_pdf(src)
             first = len(writer.pages)
             for page in reader.pages:
@@ -257,3 +301,15 @@ class Tools:
             writer.add_metadata({"/Title": str(args["title"])})
         self.ws.save(dest, lambda tmp: writer.write(str(tmp)))
         return f"wrote {self.ws.rel(dest)} ({len(writer.pages)} pages)", {"pages": len(writer.pages)}
+
+
+def _unhosted(value: Any, folder: str) -> Any:
+    """`value` with the host folder a recalculation ran in left out of every string (a file URL
+    `file://<folder>/workspace/x.xlsx` reads `file:///workspace/x.xlsx`)."""
+    if isinstance(value, str):
+        return value.replace(folder, "") if folder in value else value
+    if isinstance(value, dict):
+        return {k: _unhosted(v, folder) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_unhosted(v, folder) for v in value]
+    return value

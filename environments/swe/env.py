@@ -2,8 +2,11 @@
 
 Tools: `view_file`, `search`, `create_file`, `str_replace` (the old text must occur exactly
 once), `apply_patch` (`git apply`), `bash` (the persistent shell) and `run_tests` (the task's
-build and test command, with the runner's report summarised). The workspace is a checkout of
-the base commit without the test patch; `tests/` and `solution/` never enter the sandbox.
+build and test command, with the runner's report summarised). Paths are judged inside the
+sandbox (`envhub.sandbox.files`): a FIFO, a device, a file over 1 MiB is the agent's error. No
+tool runs past the task's step limit, so a slow command is the agent's timeout, never a fault.
+The workspace is a checkout of the base commit without the test patch; `tests/` and `solution/`
+never enter the sandbox.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 
 from envhub.env import EnvContext
 from envhub.errors import AgentError
+from envhub.sandbox import files
 from envhub.sandbox.base import WORKSPACE
 from envhub.shell_env import ShellEnvironment
 from envhub.spec import Observation, ToolCall
@@ -52,7 +56,8 @@ DECLARED = [
           "timeout_s": Param("number", "Kill the command after this long (capped by the task's step limit).",
                              required=False, exclusive_minimum=0, maximum=MAX_TIMEOUT_S)}),
     Tool("run_tests", "Build the project and run its test suite the way it is graded; shows the output and which "
-         "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it.",
+         "tests failed. `args` is passed to the runner as $TEST_ARGS where the project's command uses it. A run is "
+         "killed at the task's step limit.",
          {"args": Param("string", required=False, max_len=4096)}),
 ]
 TOOLS = [t.spec() for t in DECLARED]  # in MCP's shape, for the registry
@@ -100,35 +105,28 @@ class SweEnvironment(ShellEnvironment):
 
     # -- tools ---------------------------------------------------------------------------------
     async def _read(self, path: str) -> str:
-        q = shlex.quote(path)
-        res = await self._run(f"test -f {q} || {{ echo \"no such file: {path}\" >&2; exit 2; }}; "
-                              f"head -c {MAX_FILE_BYTES + 1} -- {q} | base64 -w0", max_output=2 * MAX_FILE_BYTES)
-        if res.exit_code != 0:
-            raise AgentError(res.output.strip()[-300:] or f"cannot read {path}")
-        data = base64.b64decode(res.output)
-        if len(data) > MAX_FILE_BYTES:
-            raise AgentError(f"{path} is over 1 MiB; use bash to inspect it")
-        return data.decode("utf-8", errors="replace")
+        res = await self._sandbox().run(files.read_command(path, limit=MAX_FILE_BYTES), timeout_s=self.step_limit,
+                                        max_output=2 * MAX_FILE_BYTES)
+        data = files.found("read", path, res.output, res.exit_code, limit=MAX_FILE_BYTES, timed_out=res.timed_out).data
+        return (data or b"").decode("utf-8", errors="replace")
 
     async def _write(self, path: str, content: str) -> None:
-        if len(content.encode()) > MAX_FILE_BYTES:
+        data = content.encode()
+        if len(data) > MAX_FILE_BYTES:
             raise AgentError("content is over 1 MiB")
-        q = shlex.quote(path)
-        res = await self._run(f"mkdir -p -- \"$(dirname -- {q})\" && printf %s {_b64(content)} | base64 -d > {q}")
-        if res.exit_code != 0:
-            raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
+        res = await self._sandbox().run(files.write_command(path, data), timeout_s=self.step_limit)
+        if res.timed_out or res.exit_code != 0:
+            raise files.refusal("write", path, res.output, timed_out=res.timed_out)
 
     async def _view(self, args: dict[str, Any]) -> Observation:
         path, start, end = args["path"], args.get("start_line", 1), args.get("end_line")
-        q = shlex.quote(path)
-        res = await self._run(f"if [ -d {q} ]; then echo DIR; find {q} -maxdepth 2 -not -path '*/.git*' | sort "
-                              f"| head -500; elif [ -f {q} ]; then echo FILE; "
-                              f"else echo \"no such file: {path}\"; exit 2; fi")
-        if res.exit_code != 0:
-            raise AgentError(res.output.strip()[-300:])
-        if res.output.startswith("DIR"):
-            return Observation(text=res.output[4:].strip(), data={"path": path, "kind": "dir"})
-        text = await self._read(path)
+        res = await self._sandbox().run(files.read_command(path, limit=MAX_FILE_BYTES, folders=True),
+                                        timeout_s=self.step_limit, max_output=2 * MAX_FILE_BYTES)
+        seen = files.found("view", path, res.output, res.exit_code, limit=MAX_FILE_BYTES, timed_out=res.timed_out)
+        if seen.kind == "dir":
+            res = await self._run(f"find {shlex.quote(path)} -maxdepth 2 -not -path '*/.git*' | sort | head -500")
+            return Observation(text=res.output.strip(), data={"path": path, "kind": "dir"})
+        text = (seen.data or b"").decode("utf-8", errors="replace")
         lines = text.splitlines()
         last = min(len(lines), end if end is not None else start + MAX_VIEW_LINES - 1, start + MAX_VIEW_LINES - 1)
         if start > max(1, len(lines)):
@@ -139,10 +137,16 @@ class SweEnvironment(ShellEnvironment):
 
     async def _search(self, args: dict[str, Any]) -> Observation:
         pattern, path = args["pattern"], args.get("path") or "."
-        res = await self._run(f"grep -rnIE --exclude-dir=.git -e {shlex.quote(pattern)} -- {shlex.quote(path)} "
-                              "| head -n 200")
+        checked = await self._sandbox().run(files.check_command(path), timeout_s=self.step_limit)
+        files.found("search", path, checked.output, checked.exit_code, limit=0, timed_out=checked.timed_out)
+        # -D skip: a FIFO or device met on the way is passed over, never read (it would block or never end).
+        res = await self._run(f"grep -rnIE -D skip --exclude-dir=.git -e {shlex.quote(pattern)} -- "
+                              f"{shlex.quote(path)} | head -n 200")
         text = res.output.strip() or "no matches"
-        return Observation(text=text, data={"matches": 0 if text == "no matches" else text.count("\n") + 1})
+        data = {"matches": 0 if text == "no matches" else text.count("\n") + 1}
+        if res.timed_out:
+            text += f"\n[the search timed out after {self.step_limit:g}s, the task's step limit, and was killed]"
+        return Observation(text=text, is_error=res.timed_out, timed_out=res.timed_out, data=data)
 
     async def _create(self, args: dict[str, Any]) -> Observation:
         path, content = args["path"], args["content"]
@@ -164,9 +168,9 @@ class SweEnvironment(ShellEnvironment):
         patch = args["patch"]
         if not patch.endswith("\n"):
             patch += "\n"
-        res = await self._run(f"printf %s {_b64(patch)} | base64 -d > /tmp/.envhub.patch && "
-                              "git apply --whitespace=nowarn --verbose /tmp/.envhub.patch; s=$?; "
-                              "rm -f /tmp/.envhub.patch; exit $s")
+        # A fresh file (mktemp opens it O_EXCL): a fixed name could be the agent's FIFO or symlink.
+        res = await self._run(f"f=$(mktemp /tmp/.envhub-patch.XXXXXX) && printf %s {_b64(patch)} | base64 -d "
+                              "> \"$f\" && git apply --whitespace=nowarn --verbose \"$f\"; s=$?; rm -f \"$f\"; exit $s")
         if res.exit_code != 0:
             raise AgentError(f"the patch does not apply:\n{res.output.strip()[-2000:]}")
         return Observation(text=res.output.strip() or "patch applied", data={"applied": True})
@@ -184,7 +188,9 @@ class SweEnvironment(ShellEnvironment):
             f'{k}="{v}"' for k, v in cfg.env.items())
         steps = ([cfg.build] if cfg.build else []) + [cfg.test_command]
         body = " && ".join(f"( {s} )" for s in steps)
-        timeout = max(self.step_limit, self.task.config.limits.verify_timeout_s)
+        # The step limit, never more: the session cuts a step a little past it, and a cut there is an
+        # environment fault (masked), where the agent's slow build or tests are its own timeout.
+        timeout = self.step_limit
         script = (f"( export HOME=/tmp/.envhub-home TMPDIR=/tmp; export {exports}; mkdir -p /tmp/.envhub-home; "
                   f"export REPORT_DIR=$(mktemp -d /tmp/report.XXXXXX); {body}; s=$?; "
                   f"f=\"$REPORT_DIR\"/{shlex.quote(cfg.report_file)}; "
@@ -204,6 +210,7 @@ class SweEnvironment(ShellEnvironment):
                 summary = f"the test report could not be read: {e}"
         clip = self.ctx.settings.max_output_bytes
         output = output if len(output) <= clip else f"[... output clipped ...]\n{output[-clip:]}"
-        state = "timed out" if res.timed_out else f"exit code {res.exit_code}"
+        state = (f"timed out after {timeout:g}s (the task's step limit) and was killed" if res.timed_out
+                 else f"exit code {res.exit_code}")
         return Observation(text=f"{output.rstrip()}\n[{state}]\n\nTest summary: {summary}",
                            is_error=res.timed_out or res.exit_code != 0, timed_out=res.timed_out, data=data)

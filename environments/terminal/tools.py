@@ -1,17 +1,16 @@
 """The terminal family's tools: a persistent shell in a sandbox over a copy of the task's `state/`.
 
 Tools: `bash` (one command in the persistent shell; cwd and exported variables persist),
-`read_file` and `write_file` (through the sandbox, so symlinks cannot reach the host). They serve
+`read_file` and `write_file` (through the sandbox, so symlinks cannot reach the host; a FIFO, a device,
+a folder or a file over 1 MiB is refused as the agent's error, `envhub.sandbox.files`). They serve
 the agent only: the verdict depends on the exported workspace (`envhub.shell_env`), the oracle
 and the mutators (`env.py`, `mutators.py`), so this file is not in the family's `judged_by`.
 """
 
 from __future__ import annotations
 
-import base64
-import shlex
-
 from envhub.errors import AgentError
+from envhub.sandbox import files
 from envhub.sandbox.base import WORKSPACE
 from envhub.shell_env import ShellEnvironment
 from envhub.spec import Observation, ToolCall
@@ -51,25 +50,18 @@ class TerminalEnvironment(ShellEnvironment):
             return await self._bash(args["command"], args.get("timeout_s"))
         if call.tool == "read_file":
             path = args["path"]
-            res = await self._sandbox().run(  # a subshell: its `exit` keeps the persistent shell
-                f"( test -f {shlex.quote(path)} || {{ echo 'no such file' >&2; exit 2; }}; "
-                f"head -c {MAX_FILE_BYTES + 1} -- {shlex.quote(path)} | base64 -w0 )", timeout_s=step_limit,
-                max_output=2 * MAX_FILE_BYTES)
-            if res.exit_code != 0:
-                raise AgentError(f"cannot read {path}: {res.output.strip()[-300:]}")
-            data = base64.b64decode(res.output)
-            note = "\n[truncated at 1 MiB]" if len(data) > MAX_FILE_BYTES else ""
-            return Observation(text=data[:MAX_FILE_BYTES].decode("utf-8", errors="replace") + note,
-                               data={"path": path, "bytes": len(data)})
+            res = await self._sandbox().run(files.read_command(path, limit=MAX_FILE_BYTES), timeout_s=step_limit,
+                                            max_output=2 * MAX_FILE_BYTES)
+            data = files.found("read", path, res.output, res.exit_code, limit=MAX_FILE_BYTES,
+                               timed_out=res.timed_out).data or b""
+            return Observation(text=data.decode("utf-8", errors="replace"), data={"path": path, "bytes": len(data)})
         if call.tool == "write_file":
             path, content = args["path"], args["content"]
-            if len(content.encode()) > MAX_FILE_BYTES:
+            data = content.encode()
+            if len(data) > MAX_FILE_BYTES:
                 raise AgentError("content is over 1 MiB; write it in parts with bash")
-            encoded = base64.b64encode(content.encode()).decode()
-            res = await self._sandbox().run(
-                f"mkdir -p -- \"$(dirname -- {shlex.quote(path)})\" && printf %s {encoded} | base64 -d > "
-                f"{shlex.quote(path)}", timeout_s=step_limit)
-            if res.exit_code != 0:
-                raise AgentError(f"cannot write {path}: {res.output.strip()[-300:]}")
-            return Observation(text=f"wrote {len(content.encode())} bytes to {path}", data={"path": path})
+            res = await self._sandbox().run(files.write_command(path, data), timeout_s=step_limit)
+            if res.timed_out or res.exit_code != 0:
+                raise files.refusal("write", path, res.output, timed_out=res.timed_out)
+            return Observation(text=f"wrote {len(data)} bytes to {path}", data={"path": path})
         raise AgentError(f"unknown tool {call.tool!r}; tools are: bash, read_file, write_file")

@@ -113,3 +113,14 @@ async def test_100mb_document_is_an_agent_error(env):
         f.truncate(100 * 1024 * 1024)
     with pytest.raises(AgentError, match="over the"):
         await call(env, "read_document", path="big.docx")
+
+
+async def test_recalculated_cell_filename_shows_the_workspace_not_the_host(env, tmp_path):
+    """`=CELL("filename")` after a recalculation names the document as the agent knows it
+    (/workspace/...), never the host folder the session's workspace lives in."""
+    await call(env, "xlsx_write", path="dir/m.xlsx", sheet="S", cells={"A1": '=CELL("filename")'}, create=True)
+    obs = await call(env, "xlsx_recalculate", path="dir/m.xlsx")
+    [cell] = [c for row in obs.data["sheets"]["S"]["cells"] for c in row if c["cell"] == "A1"]
+    assert "/workspace/dir/m.xlsx" in str(cell["value"]), cell
+    for shown in (obs.text, str(obs.data)):
+        assert str(tmp_path) not in shown and "recalc-" not in shown and "/tmp/" not in shown
