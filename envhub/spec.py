@@ -189,6 +189,42 @@ class VerifyResult(_Response):
     verifier: VerifierRef
     timings: dict[str, float] = Field(default_factory=dict)
 
+    def for_agent(self) -> AgentVerdict:
+        """This verdict as the agent may see it: every surface an agent reaches (MCP's `verify`
+        tool, OpenEnv's submit) hands it this, never the whole result, whose check messages and
+        detail quote the hidden expected value (`assert '1' == '270'`), diffs and test output."""
+        return AgentVerdict(reward=self.reward, passed=self.passed, failure_class=self.failure_class,
+                            checks=[CheckOutcome(id=c.id, kind=c.kind, passed=c.passed) for c in self.checks])
+
+
+class CheckOutcome(BaseModel):
+    """One check as an agent sees it: which requirement, of what kind, and whether it held."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str
+    kind: CheckKind
+    passed: bool
+
+
+class AgentVerdict(BaseModel):
+    """A verdict as an agent sees it (`VerifyResult.for_agent`): the reward and which checks held.
+    The trainer's verify answer (REST, WebSocket, the clients) keeps every message."""
+
+    model_config = ConfigDict(extra="forbid")
+    reward: float
+    passed: bool
+    failure_class: FailureClass
+    checks: list[CheckOutcome] = Field(default_factory=list)
+
+    def text(self) -> str:
+        """The line a model reads: `reward 0 (failed; ok); failed: count-correct (hard); passed: ...`."""
+        line = f"reward {self.reward:g} ({'passed' if self.passed else 'failed'}; {self.failure_class.value})"
+        for label, held in (("failed", False), ("passed", True)):
+            ids = [f"{c.id} ({c.kind})" for c in self.checks if c.passed is held]
+            if ids:
+                line += f"; {label}: {', '.join(ids)}"
+        return line
+
 
 class SessionState(_Response):
     session_id: str

@@ -6,7 +6,9 @@ root (the environment is `env` in the reset data, else `settings.default_env`) o
 `/envs/<env>`. Differences from OpenEnv, all additive:
 
 - the reward is given by envhub's verifier: step with the reserved action `{"tool": "submit"}`
-  to end the episode and get `reward` and `done: true` (verify's answer is in `metadata`);
+  to end the episode and get `reward` and `done: true`; `metadata` holds the agent's view of the
+  verdict (`VerifyResult.for_agent`: which checks held, no messages), and the trainer reads the
+  whole answer at `POST /v1/sessions/{episode_id}/verify` with the same credentials;
 - HTTP `/reset` keeps its session alive (leased) and returns its id as `episode_id`; `/step`
   with that `episode_id` continues it, so multi-step episodes also work over plain HTTP
   (OpenEnv's HTTP routes are stateless: without an `episode_id` `/step` behaves the same way,
@@ -76,8 +78,10 @@ def _step_payload(result: StepResult) -> dict[str, Any]:
 
 
 def _verify_payload(result: VerifyResult) -> dict[str, Any]:
-    meta = result.model_dump(mode="json")
-    obs = {"text": f"verified: reward {result.reward:g} ({result.failure_class.value})", "data": {},
+    """Submit's answer, which an agent's harness may show its model: the agent's view of the verdict."""
+    seen = result.for_agent()
+    meta = seen.model_dump(mode="json")
+    obs = {"text": f"verified: {seen.text()}", "data": {},
            "is_error": not result.passed, "metadata": meta, "done": True, "reward": result.reward}
     return {"observation": obs, "reward": result.reward, "done": True, "metadata": meta}
 
