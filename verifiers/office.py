@@ -76,15 +76,22 @@ def values(rel: str, root: Path | None = None) -> Any:
     return _open(open_xlsx, f"{RECALC_DIR}/{rel}", base, data_only=True)
 
 
-def perturbed(rel: str, root: Path | None = None) -> Any:
-    """The agent's workbook recalculated after the task's inputs were perturbed (liveness by recalculation)."""
+def perturbed(rel: str, root: Path | None = None) -> list[tuple[dict[str, float], Any]]:
+    """The agent's workbook recalculated at each input point export drew for this verify (liveness
+    by recalculation): (the inputs it set, {"Sheet!A1": value}; the recalculated copy) per point."""
     base = root or STATE
     values(rel, root)  # the same manifest and hash guards
     entry = json.loads((base / RECALC_DIR / "manifest.json").read_text())[rel]
     assert not entry.get("perturb_error"), \
         f"{rel} could not be recalculated with changed inputs: {entry['perturb_error']}"
-    assert (base / PERTURBED_DIR / rel).is_file(), f"{rel} was not recalculated with changed inputs at export"
-    return _open(open_xlsx, f"{PERTURBED_DIR}/{rel}", base, data_only=True)
+    points = entry.get("perturbed") or []
+    assert points, f"{rel} was not recalculated with changed inputs at export"
+    out = []
+    for i, point in enumerate(points):
+        copy = f"{PERTURBED_DIR}/{i}/{rel}"
+        assert (base / copy).is_file(), f"the copy of {rel} recalculated at input point {i + 1} is missing"
+        out.append(({str(k): float(v) for k, v in point["set"].items()}, _open(open_xlsx, copy, base, data_only=True)))
+    return out
 
 
 def sha256(rel: str, root: Path | None = None) -> str:

@@ -18,7 +18,7 @@ from envhub.errors import EnvError
 from envhub.spec import Observation, ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from envhub.tools import Tool
-from environments.office import export, judge
+from environments.office import export, judge, liveness
 from environments.office.lo import OfficePool
 from environments.office.mutators import MUTATORS
 from environments.office.settings import OfficeSettings
@@ -61,7 +61,7 @@ class OfficeEnvironment(Environment):
             raise EnvError("environment was not reset")
         await asyncio.to_thread(export.copy_workspace, self.ws.root, dest)
         await asyncio.to_thread(export.refresh_recalc, dest, self.family.office(),
-                                self.task.config.metadata.get("perturb"))
+                                liveness.load(self.task.tests_dir))
         settings = self.family.settings(self.ctx.settings)
         rubric = judge.rubric_for(self.task.config.metadata.get("task_type"))
         if settings.judge_url and rubric:
@@ -83,8 +83,8 @@ class OfficeFamily(Family):
     # State export, recalculation, the judge, mutators and the task types' checks judge a task; the
     # document tools (tools.py, writers.py, readers.py) and the generator only serve the agent and
     # the author: CI's oracle smoke over HTTP guards them.
-    judged_by = ("env.py", "export.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks", "tasktypes",
-                 "data.py", "workspace.py")
+    judged_by = ("env.py", "export.py", "liveness.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks",
+                 "tasktypes", "data.py", "workspace.py")
     facet_labels = {"industry": "industry", "task_type": "task type", "language": "language"}
     settings_class = OfficeSettings
     cli_aliases = {"synth office": "synth"}

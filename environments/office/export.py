@@ -12,16 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import shutil
 from pathlib import Path
 
+from environments.office import liveness
 from environments.office.lo import DocumentRejected, LibreOffice, OfficePool
 from verifiers.office_safe import UnsafeDocument, inspect
 
 ENVHUB_DIR = ".envhub"
 RECALC = f"{ENVHUB_DIR}/recalc"
-#: Copies recalculated after the task's input perturbation (`metadata.perturb`): a formula is live when its
-#: value there is what the task's model gives for the perturbed inputs; a number dressed as a formula is not.
+#: Copies recalculated at input points drawn afresh for this export (`liveness.py`), one folder per
+#: point (`perturbed/<i>/<path>`): a formula is live when its value there is what the task's model
+#: gives for that point's inputs; a number, or a formula keyed to one input point, is not.
 PERTURBED = f"{ENVHUB_DIR}/perturbed"
 
 
@@ -36,12 +39,14 @@ def copy_workspace(src: Path, dest: Path) -> None:
         shutil.copyfile(p, dest / rel)
 
 
-def refresh_recalc(state: Path, lo: LibreOffice | OfficePool, perturb: dict[str, dict[str, float]] | None = None
-                   ) -> dict[str, dict]:
+def refresh_recalc(state: Path, lo: LibreOffice | OfficePool, spec: liveness.Spec | None = None,
+                   rng: random.Random | None = None) -> dict[str, dict]:
     """(Re)write the recalculated copies of every workbook in `state`; returns the manifest.
 
-    `perturb` maps a workbook to input cells ({"Sheet!A1": number}) to set before a second
-    recalculation, written under `PERTURBED`."""
+    `spec` (the task's hidden `liveness.json`) names the input cells of a workbook; each point
+    `liveness.draw` picks for it (from `rng`, the system's randomness unless a test says otherwise)
+    is set in a copy that is recalculated under `PERTURBED`, and listed in the manifest entry's
+    `perturbed` as {"set": {cell: value}}."""
     out = state / RECALC
     shutil.rmtree(out, ignore_errors=True)
     shutil.rmtree(state / PERTURBED, ignore_errors=True)
@@ -59,14 +64,18 @@ def refresh_recalc(state: Path, lo: LibreOffice | OfficePool, perturb: dict[str,
             lo.recalc(p, target)
         except (UnsafeDocument, DocumentRejected) as e:
             entry["error"] = str(e)[:500]
-        cells = (perturb or {}).get(rel)
+        cells = (spec or {}).get(rel)
         if cells and "error" not in entry:
-            target = state / PERTURBED / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
-                lo.recalc(p, target, cells)
-            except DocumentRejected as e:
-                entry["perturb_error"] = str(e)[:500]
+            entry["perturbed"] = []
+            for i, point in enumerate(liveness.draw(cells, rng)):
+                target = state / PERTURBED / str(i) / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    lo.recalc(p, target, point)
+                except DocumentRejected as e:
+                    entry["perturb_error"] = str(e)[:500]
+                    break
+                entry["perturbed"].append({"set": point})
         manifest[rel] = entry
     (out / "manifest.json").write_text(json.dumps(manifest, indent=1, sort_keys=True))
     return manifest

@@ -4,7 +4,8 @@
 
 Each task folder gets `task.yaml` (seed, industry, task type and language in `metadata`),
 `prompt.md`, `state/` (the starting documents), `tests/` (the task type's verifier from
-`checks/`, the shared checks and `expected.json`; the judge's rubric is per type, in `judge.py`) and
+`checks/`, the shared checks, `expected.json` and, for live formulas, `liveness.json`, the inputs a
+verify may change; the judge's rubric is per type, in `judge.py`) and
 `solution/actions.json` (the oracle, as tool calls). The same seed gives the same tasks; a
 different seed gives fresh instances. Data comes only from packages installed here (Faker,
 statsmodels, scikit-learn); PDFs are made with the local LibreOffice.
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import yaml
 
-from environments.office import tasktypes
+from environments.office import liveness, tasktypes
 from environments.office.data import INDUSTRIES
 from environments.office.lo import LibreOffice
 
@@ -65,6 +66,8 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
     expected = dict(built.expected, deliverables=built.deliverables,
                     unchanged={rel: _sha(state / rel) for rel in built.inputs})
     (tests / "expected.json").write_text(json.dumps(expected, ensure_ascii=False, indent=1), encoding="utf-8")
+    if built.liveness:  # hidden: neither the metadata nor the workspace says what a verify perturbs
+        (tests / liveness.SPEC_FILE).write_text(json.dumps(built.liveness, indent=1, sort_keys=True), encoding="utf-8")
     body = (CHECKS / f"{ttype.lower()}_{slug}.py").read_text() + "\n" + (CHECKS / "_common.py").read_text()
     (tests / f"test_{slug}.py").write_text(body)
     (task_dir / "solution").mkdir()
@@ -79,8 +82,7 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
         "metadata": {"industry": industry, "industry_name": INDUSTRIES[industry].name, "task_type": ttype,
                      "task_type_name": type_name, "language": lang, "seed": seed,
                      "generator": "environments.office.generate", "deliverables": built.deliverables,
-                     "inputs": built.inputs, "mutate": built.mutate}
-        | ({"perturb": built.perturb} if built.perturb else {}),
+                     "inputs": built.inputs, "mutate": built.mutate},
     }
     (task_dir / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return task_dir

@@ -9,8 +9,10 @@ are what must catch the change.
 
 from __future__ import annotations
 
+import random
 import re
 import shutil
+import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -20,10 +22,12 @@ import docx
 import openpyxl
 import pptx
 import pypdf
+from openpyxl.formatting.rule import CellIsRule, FormulaRule
+from openpyxl.styles import PatternFill
 from pptx.chart.data import CategoryChartData
 from pptx.util import Inches
 
-from environments.office import lo
+from environments.office import liveness, lo
 from environments.office.export import RECALC, refresh_recalc
 from envhub.tasks.model import Task
 
@@ -39,7 +43,7 @@ def _deliverable(task: Task, state: Path) -> Path | None:
 
 
 def _recalc(task: Task, state: Path) -> None:
-    refresh_recalc(state, lo.shared(), _meta(task).get("perturb"))
+    refresh_recalc(state, lo.shared(), liveness.load(task.tests_dir))
 
 
 def _bump(s: str) -> str:
@@ -151,7 +155,7 @@ _REF = re.compile(r"(?:'?([^'!=()*+]+)'?!)?\$?([A-Z]{1,3})\$?(\d+)")
 def _dress(task: Task, state: Path, which: str, make: Callable[[str, float, Any], str | None]) -> bool:
     """Replace the hinted live formula by `make(formula, value, wb_values)`, keeping the value."""
     hint = _meta(task).get("mutate", {}).get(which)
-    if not hint or not _meta(task).get("perturb"):
+    if not hint or not liveness.load(task.tests_dir):
         return False
     p, recalc = state / hint["file"], state / RECALC / hint["file"]
     if not p.is_file() or not recalc.is_file():
@@ -200,6 +204,45 @@ def constant_added(task: Task, state: Path) -> bool:
         ref = _first_ref(f, _meta(task)["mutate"]["number"]["sheet"], vals)
         return f"={ref[0]}+{v - ref[1]:.4f}" if ref else None
     return _dress(task, state, "number", make)
+
+
+def keyed_to_point(task: Task, state: Path) -> bool:
+    """Every formula of the model sheet that reads the inputs becomes `=IF(AND(Inputs!B2=31, ...),
+    <the model there>, ..., <today's value>)`: right at the input points of one known draw and at the
+    inputs as they are, live nowhere else. It passed while the perturbation was one fixed, published point."""
+    hint = _meta(task).get("mutate", {}).get("formula")
+    spec = liveness.load(task.tests_dir)
+    if not hint or not spec or hint["file"] not in spec:
+        return False
+    p, recalc = state / hint["file"], state / RECALC / hint["file"]
+    if not p.is_file() or not recalc.is_file():
+        return False
+    known = liveness.draw(spec[hint["file"]], random.Random(0))  # the point(s) a cheat learned
+    at_known = []
+    with tempfile.TemporaryDirectory(prefix="office-keyed-") as tmp:
+        for i, point in enumerate(known):
+            out = Path(tmp) / f"{i}.xlsx"
+            lo.shared().recalc(p, out, point)
+            at_known.append(openpyxl.load_workbook(out, data_only=True)[hint["sheet"]])
+    today = openpyxl.load_workbook(recalc, data_only=True)[hint["sheet"]]
+    wb = openpyxl.load_workbook(p)
+    n = 0
+    for row in wb[hint["sheet"]].iter_rows():
+        for cell in row:
+            if cell.data_type != "f" or "!" not in str(cell.value) or \
+                    not isinstance(today[cell.coordinate].value, int | float):
+                continue  # a formula over this sheet's own cells (the total's SUM) follows the keyed ones
+            f = f"{today[cell.coordinate].value!r}"
+            for point, ws in zip(reversed(known), reversed(at_known)):
+                cond = ",".join(f"{ref}={v!r}" for ref, v in sorted(point.items()))
+                f = f"IF(AND({cond}),{ws[cell.coordinate].value!r},{f})"
+            cell.value = "=" + f
+            n += 1
+    if not n:
+        return False
+    wb.save(p)
+    _recalc(task, state)
+    return True
 
 
 def delete_section(task: Task, state: Path) -> bool:
@@ -259,6 +302,71 @@ def delete_section(task: Task, state: Path) -> bool:
         w.write(str(p))
         return True
     return False
+
+
+# --- highlighting that does not highlight the right cells (issue 36) ------------------------------
+
+def _cf_hint(task: Task, state: Path) -> tuple[Path, Any, Any, list[tuple[str, Any]]] | None:
+    """The hinted workbook with the oracle's rules on the hinted sheet taken out: (path, workbook,
+    sheet, [(range, rule)]), or None when there is none."""
+    hint = _meta(task).get("mutate", {}).get("conditional")
+    p = state / hint["file"] if hint else None
+    if p is None or not p.is_file():
+        return None
+    wb = openpyxl.load_workbook(p)
+    if hint["sheet"] not in wb.sheetnames:
+        return None
+    ws = wb[hint["sheet"]]
+    rules = [(str(cf.sqref), rule) for cf in ws.conditional_formatting for rule in cf.rules]
+    if not rules:
+        return None
+    ws.conditional_formatting = type(ws.conditional_formatting)()
+    return p, wb, ws, rules
+
+
+_FILL = PatternFill("solid", start_color="FFC7CE", end_color="FFC7CE")
+
+
+def cf_wrong_condition(task: Task, state: Path) -> bool:
+    """The rule sits on the right cells with a condition every amount meets (`$C2<>0`)."""
+    got = _cf_hint(task, state)
+    if got is None:
+        return False
+    p, wb, ws, rules = got
+    rng = rules[0][0]
+    first = re.match(r"([A-Z]+)(\d+)", rng)
+    assert first, rng
+    ws.conditional_formatting.add(rng, FormulaRule(formula=[f"${first.group(1)}{first.group(2)}<>0"], fill=_FILL))
+    wb.save(p)
+    _recalc(task, state)
+    return True
+
+
+def cf_cell_value(task: Task, state: Path) -> bool:
+    """A cell-value rule on the right cells that highlights the amounts above their average."""
+    got = _cf_hint(task, state)
+    if got is None:
+        return False
+    p, wb, ws, rules = got
+    rng = rules[0][0]
+    fixed = re.sub(r"([A-Z]+)(\d+)", r"$\1$\2", rng)
+    ws.conditional_formatting.add(rng, CellIsRule(operator="greaterThan", formula=[f"AVERAGE({fixed})"], fill=_FILL))
+    wb.save(p)
+    _recalc(task, state)
+    return True
+
+
+def cf_column_mentioned(task: Task, state: Path) -> bool:
+    """The oracle's own rules on ranges that merely mention the column (`AC2:AC9` for `C2:C9`)."""
+    got = _cf_hint(task, state)
+    if got is None:
+        return False
+    p, wb, ws, rules = got
+    for rng, rule in rules:
+        ws.conditional_formatting.add(re.sub(r"([A-Z]+)(\d+)", r"A\1\2", rng), rule)
+    wb.save(p)
+    _recalc(task, state)
+    return True
 
 
 # --- prose that does no work (issue 21): each keeps titles, figures and word counts ------------
@@ -495,6 +603,10 @@ MUTATORS: dict[str, Callable[[Task, Path], bool]] = {
     "times_zero": times_zero,
     "sum_of_zero": sum_of_zero,
     "constant_added": constant_added,
+    "keyed_to_point": keyed_to_point,
+    "cf_wrong_condition": cf_wrong_condition,
+    "cf_cell_value": cf_cell_value,
+    "cf_column_mentioned": cf_column_mentioned,
     "delete_section": delete_section,
     "reorder": reorder,
     "stuff_keywords": stuff_keywords,

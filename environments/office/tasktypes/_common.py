@@ -74,8 +74,9 @@ class Built:
     inputs: list[str] = field(default_factory=list)
     mutate: dict[str, Any] = field(default_factory=dict)
     difficulty: str = "medium"
-    #: {workbook: {"Sheet!A1": number}}: inputs export changes in a recalculated copy (liveness).
-    perturb: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: {workbook: {"Sheet!A1": {"base", "min", "max", "decimals"}}}: the inputs export may change, at
+    #: points drawn afresh per verify (`liveness.py`); written to the hidden `tests/liveness.json`.
+    liveness: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
 
 def money(v: float) -> str:

@@ -27,14 +27,12 @@ def t02_model(c: Ctx) -> Built:
         cells[f"B{r}"] = f"=Inputs!B{r}*Inputs!C{r}*(1+Inputs!$F$1)"
     cells[f"A{last + 1}"] = "Total"
     cells[f"B{last + 1}"] = f"=SUM(B2:B{last})"
-    # Liveness: every input changes at once (so a constant added to a reference, or any input
-    # left out, shows) and the model must follow: cost = quantity × unit cost × (1 + rate).
-    qty2 = [q + 3 + i for i, q in enumerate(qty)]
-    unit2 = [round(u * 1.5 + 7.25, 2) for u in unit]
-    rate2 = round(rate + 0.05, 3)
-    perturb = {"Inputs!F1": rate2} | {f"Inputs!B{i + 2}": qty2[i] for i in range(n)} | \
-        {f"Inputs!C{i + 2}": unit2[i] for i in range(n)}
-    costs2 = [round(qty2[i] * unit2[i] * (1 + rate2), 2) for i in range(n)]
+    # Liveness (hidden, drawn afresh at every verify by `liveness.py`): the inputs and the range
+    # each may take; the check computes cost = quantity × unit cost × (1 + rate) at each point.
+    liveness = {"Inputs!F1": {"base": rate, "min": 0.01, "max": 0.3, "decimals": 3}} | \
+        {f"Inputs!B{i + 2}": {"base": qty[i], "min": 1, "max": 80, "decimals": 0} for i in range(n)} | \
+        {f"Inputs!C{i + 2}": {"base": unit[i], "min": 0.01, "max": round(max(unit) * 3, 2), "decimals": 2}
+         for i in range(n)}
     prompt = c.t(
         f"`model.xlsx` has an `Inputs` sheet: items in A2:A{last}, quantities in B, unit costs in C, and a "
         f"{c.amount().lower()} uplift rate in F1. Add a sheet `Model` with headers Item (A1) and Cost (B1); for each "
@@ -49,8 +47,8 @@ def t02_model(c: Ctx) -> Built:
         title=c.t(f"Cost model with live formulas ({c.ind.name})", f"수식 기반 원가 모델 ({c.ind.name_ko})"),
         prompt=prompt,
         expected={"file": "model.xlsx", "n": n, "costs": expected_rows, "total": total, "items": items,
-                  "inputs": rows, "perturbed": {"costs": costs2, "total": round(sum(costs2), 2)}},
-        perturb={"model.xlsx": perturb},
+                  "inputs": rows},
+        liveness={"model.xlsx": liveness},
         actions=[call("xlsx_write", path="model.xlsx", sheet="Model", cells=cells)],
         deliverables=["model.xlsx"],
         mutate={"number": {"file": "model.xlsx", "sheet": "Model", "cell": "B2"},

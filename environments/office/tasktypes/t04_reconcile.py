@@ -46,4 +46,6 @@ def t04_reconcile(c: Ctx) -> Built:
                       formula="COUNTIF(Exceptions!$A:$A,$A2)>0", fill="FFC7CE")],
         deliverables=["recon.xlsx"],
         mutate={"number": {"file": "recon.xlsx", "sheet": "Ledger", "cell": "C2"},
-                "section": {"file": "recon.xlsx", "sheet": "Exceptions"}}, difficulty="hard")
+                "section": {"file": "recon.xlsx", "sheet": "Exceptions"},
+                "conditional": {"file": "recon.xlsx", "sheet": "Ledger"}},
+        difficulty="hard")

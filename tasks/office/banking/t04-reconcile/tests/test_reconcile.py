@@ -4,6 +4,7 @@ from pathlib import Path
 
 from verifiers import check
 from verifiers import office as ov
+from verifiers import office_rules
 
 E = json.loads(Path(__file__).with_name("expected.json").read_text(encoding="utf-8"))
 
@@ -27,8 +28,18 @@ def test_sorted():
 
 @check("conditional-format")
 def test_conditional():
-    rules = ov.conditional_rules(ov.sheet(ov.formulas(E["file"]), "Ledger"))
-    assert any("C" in r["range"] for r in rules), f"no conditional formatting rule on Ledger column C: {rules}"
+    """What the rules do, not where they sit: each rule on the Ledger sheet is evaluated over the
+    amounts it covers (verifiers.office_rules), and exactly the amounts whose Ref is an exception
+    must come out highlighted; a rule that cannot be evaluated counts as not matching."""
+    n = len(E["ledger"]) + 1
+    amounts = [f"C{r}" for r in range(2, n + 1)]
+    want = {f"C{r}" for r, row in enumerate(E["ledger"], 2) if row[0] in E["exceptions"]}
+    got = office_rules.highlighted(ov.sheet(ov.formulas(E["file"]), "Ledger"), ov.values(E["file"]), amounts)
+    assert not got.problems, f"cannot tell what the conditional formats on Ledger highlight: {got.problems}"
+    missing, extra = sorted(want - got.cells), sorted(got.cells - want)
+    assert not missing and not extra, (
+        f"the conditional formats on Ledger!C2:C{n} highlight the wrong amounts: not highlighted {missing}, "
+        f"highlighted but no exception {extra}")
 
 
 @check("sources-unchanged", kind="collateral")

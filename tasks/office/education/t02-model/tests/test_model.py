@@ -21,28 +21,50 @@ def test_model_sheet():
     assert (ws["A1"].value, ws["B1"].value) == ("Item", "Cost"), "Model!A1:B1 must be Item, Cost"
 
 
+def _model_at(point):
+    """The task's model at an input point: each row's cost = quantity × unit cost × (1 + rate), and
+    their total, with the point's inputs ({"Inputs!B2": 31, ...}) in place of the originals."""
+    inputs = {"Inputs!F1": E["inputs"][0][5]}
+    for r, row in enumerate(E["inputs"][1:], 2):
+        inputs[f"Inputs!B{r}"], inputs[f"Inputs!C{r}"] = row[1], row[2]
+    inputs |= point
+    costs = [inputs[f"Inputs!B{r}"] * inputs[f"Inputs!C{r}"] * (1 + inputs["Inputs!F1"]) for r in range(2, N + 2)]
+    return costs, sum(costs)
+
+
+def _points():
+    """(inputs set, Model sheet recalculated there, the model's costs and total) per drawn point."""
+    return [(point, ov.sheet(wb, "Model"), *_model_at(point)) for point, wb in ov.perturbed(E["file"])]
+
+
+def _shown(point):
+    return ", ".join(f"{k}={v:g}" for k, v in sorted(point.items()))
+
+
 @check("cost-formulas-live")
 def test_cost_formulas():
-    """Live means it recalculates: with every input changed (in a copy, by LibreOffice) each cost must
-    follow quantity × unit cost × (1 + rate); a typed-in number, `*0` or a constant added does not."""
+    """Live means it recalculates: at input points drawn afresh for this verify (in copies, by
+    LibreOffice) each cost must follow quantity × unit cost × (1 + rate); a typed-in number, `*0`, a
+    constant added or a formula keyed to particular inputs does not."""
     ws = _model()
     for r in range(2, N + 2):
         assert ov.formula(ws, f"B{r}") is not None, f"Model!B{r} is not a formula"
-    moved = ov.sheet(ov.perturbed(E["file"]), "Model")
-    for r, cost in enumerate(E["perturbed"]["costs"], 2):
-        assert ov.close(moved[f"B{r}"].value, cost), (
-            f"Model!B{r} = {ws[f'B{r}'].value} is not live: with the inputs changed it gives "
-            f"{moved[f'B{r}'].value!r}, the model gives {cost}")
+    for point, moved, costs, _ in _points():
+        for r, cost in enumerate(costs, 2):
+            assert ov.close(moved[f"B{r}"].value, cost), (
+                f"Model!B{r} = {ws[f'B{r}'].value} is not live: with the inputs changed ({_shown(point)}) it gives "
+                f"{moved[f'B{r}'].value!r}, the model gives {round(cost, 2)}")
 
 
 @check("total-formula-live")
 def test_total_formula():
     f = ov.formula(_model(), TOTAL)
     assert f is not None and "SUM" in f.upper(), f"Model!{TOTAL} must be a SUM formula, got {_model()[TOTAL].value!r}"
-    got = ov.sheet(ov.perturbed(E["file"]), "Model")[TOTAL].value
-    assert ov.close(got, E["perturbed"]["total"]), (
-        f"Model!{TOTAL} = {f} is not live: with the inputs changed it gives {got!r}, "
-        f"expected {E['perturbed']['total']}")
+    for point, moved, _, total in _points():
+        got = moved[TOTAL].value
+        assert ov.close(got, total), (
+            f"Model!{TOTAL} = {f} is not live: with the inputs changed ({_shown(point)}) it gives {got!r}, "
+            f"the model gives {round(total, 2)}")
 
 
 @check("costs-correct")
