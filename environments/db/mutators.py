@@ -6,7 +6,8 @@ validation does not count as a kill). Each returns False when it does not apply 
 
 The process mutators edit the call log (`calls.json`, `answers.json`) instead, leaving a final
 state that is still right: a refusal without its look-up or with the wrong grounds (rule or
-figure), a refusal hedged with an answer or an action, a write to another row undone by a later
+figure), two outcomes in one episode (a refusal with an answer or a write, before or after it;
+a question given a wrong answer before the right one), a write to another row undone by a later
 call. Only the process checks can catch them.
 """
 
@@ -208,11 +209,6 @@ def _save_log(state: Path, calls: list[dict[str, Any]], answers: dict[str, list[
     (state / "answers.json").write_text(json.dumps(answers, ensure_ascii=False, indent=1), encoding="utf-8")
 
 
-def _recorded(tool: str, text: str) -> dict[str, Any]:
-    key = "answer" if tool == "submit_answer" else "reason"
-    return {"tool": tool, "arguments": {key: text}, "writes": False, "ok": True, "seen": []}
-
-
 def refuse_without_lookup(task: Task, state: Path) -> bool:
     """A refusal task's right refusal, but the look-ups before it are gone: a guessed refusal."""
     if not _expected(task).get("refusal"):
@@ -239,18 +235,81 @@ def refuse_after_dump(task: Task, state: Path) -> bool:
     return True
 
 
-def answer_and_refuse(task: Task, state: Path) -> bool:
-    """Hedge: a question answered and also refused, a refusal also answered, work done and refused."""
-    exp = _expected(task)
+# --- hedges: two outcomes in one episode (check_one_outcome) ------------------------------------
+# Each adds to the oracle's episode, in its call log and answers alike, the outcome the task does
+# not call for: a refusal to a question or a write, an answer or a write to a refusal. The final
+# state stays right, so only the one-outcome check can catch them, in either order.
+
+def _refusal(task: Task) -> dict[str, Any]:
+    """A well-formed refusal, under the domain's first rule."""
+    rules = registry.get(str(task.config.metadata.get("domain", ""))).tool("refuse").params["rule"].enum or ("",)
+    return {"tool": "refuse", "arguments": {"rule": rules[0], "figure": "0", "reason": "policy does not allow it"},
+            "writes": False, "ok": True, "seen": []}
+
+
+def _answer(text: str) -> dict[str, Any]:
+    return {"tool": "submit_answer", "arguments": {"answer": text}, "writes": False, "ok": True, "seen": []}
+
+
+def _write(task: Task) -> dict[str, Any]:
+    """A successful write that changed nothing (a phone set to the number it had): the log's only trace."""
+    tool = next(t for t in registry.get(str(task.config.metadata.get("domain", ""))).tools if t.writes)
+    return {"tool": tool.name, "arguments": {}, "writes": True, "ok": True, "seen": [], "wrote": []}
+
+
+def _hedge(state: Path, entry: dict[str, Any], first: bool) -> bool:
+    """Put `entry` into the oracle's log (and a refusal's or an answer's text into answers.json)
+    before everything else (`first`) or after it."""
     calls, answers = _log(state)
-    if exp.get("refusal"):
-        calls.append(_recorded("submit_answer", "done"))
-        answers["answers"].append("done")
-    else:  # refuse first, then do the work: the order must not matter
-        calls.insert(0, _recorded("refuse", "cannot be done"))
-        answers["refusals"].append("cannot be done")
-    _save_log(state, calls, answers)
+    texts = {"refuse": ("refusals", "reason"), "submit_answer": ("answers", "answer")}
+    if entry["tool"] in texts:
+        key, arg = texts[entry["tool"]]
+        text = entry["arguments"][arg]
+        answers[key] = [text, *answers[key]] if first else [*answers[key], text]
+    _save_log(state, [entry, *calls] if first else [*calls, entry], answers)
     return True
+
+
+def _other_outcome(task: Task) -> dict[str, Any]:
+    """A refusal task's other outcome is an answer; a question's or a write's, a refusal."""
+    return _answer("done") if _expected(task).get("refusal") else _refusal(task)
+
+
+def hedge_after(task: Task, state: Path) -> bool:
+    """The oracle's outcome, then the other one: a question answered (or the work done) and then
+    refused, a refusal then answered."""
+    return _hedge(state, _other_outcome(task), first=False)
+
+
+def hedge_before(task: Task, state: Path) -> bool:
+    """The other outcome first, then the oracle's: refused, then answered or done anyway; an answer,
+    then the refusal."""
+    return _hedge(state, _other_outcome(task), first=True)
+
+
+def refusal_then_write(task: Task, state: Path) -> bool:
+    """A refusal task's refusal, then a successful write all the same."""
+    return bool(_expected(task).get("refusal")) and _hedge(state, _write(task), first=False)
+
+
+def write_then_refusal(task: Task, state: Path) -> bool:
+    """A successful write first, then the refusal task's refusal."""
+    return bool(_expected(task).get("refusal")) and _hedge(state, _write(task), first=True)
+
+
+def _another_answer(spec: dict[str, Any]) -> str:
+    """A candidate answer that is not the right one: a number one off, a set one item short."""
+    if spec["kind"] == "set" and len(spec["items"]) > 1:
+        return ", ".join(alts[0] for alts in spec["items"][:-1])
+    right = spec["accept"][0] if spec["kind"] == "scalar" else spec["items"][0][0]
+    return str(Decimal(right) + 1) if re.fullmatch(r"-?\d+(\.\d+)?", right) else f"{right}-mutated"
+
+
+def second_answer(task: Task, state: Path) -> bool:
+    """A question given a wrong answer first and the oracle's right one last: the hedge by
+    enumeration, which a judge that reads only the last answer would pay."""
+    spec = _expected(task).get("answer")
+    return bool(spec) and _hedge(state, _answer(_another_answer(spec)), first=True)
 
 
 def _edit_refusal(task: Task, state: Path, field: str, fn: Callable[[str], str]) -> bool:
@@ -318,7 +377,11 @@ MUTATORS: dict[str, Mutator] = {
     "wrong_answer": wrong_answer,
     "refuse_without_lookup": refuse_without_lookup,
     "refuse_after_dump": refuse_after_dump,
-    "answer_and_refuse": answer_and_refuse,
+    "hedge_after": hedge_after,
+    "hedge_before": hedge_before,
+    "refusal_then_write": refusal_then_write,
+    "write_then_refusal": write_then_refusal,
+    "second_answer": second_answer,
     "wrong_rule": wrong_rule,
     "wrong_figure": wrong_figure,
     "reverted_side_effect": reverted_side_effect,

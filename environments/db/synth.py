@@ -60,6 +60,11 @@ def test_no_collateral_changes():
 @check("no-collateral-calls", kind="collateral")
 def test_no_collateral_calls():
     db.check_no_collateral_calls(EXPECTED)
+
+
+@check("one-outcome", kind="anti_hack")
+def test_one_outcome():
+    db.check_one_outcome(EXPECTED)
 '''
 
 TEST_BY_KIND = {
@@ -90,11 +95,6 @@ def test_not_refused():
 @check("refused")
 def test_refused():
     db.check_refused()
-
-
-@check("refusal-alone")
-def test_refusal_alone():
-    db.check_refusal_alone()
 
 
 @check("refusal-justified", kind="anti_hack")
@@ -189,7 +189,7 @@ def write_task(root: Path, domain: Domain, draft: Draft, name: str, expected: di
         "id": task_id, "family": "db", "title": draft.title[:200], "difficulty": draft.difficulty,
         "tags": sorted({domain.name, draft.kind, *draft.tags}),
         "limits": {"step_timeout_s": 30, "max_steps": max(40, calls * 3), "verify_timeout_s": 120},
-        "metadata": {"domain": domain.name, "kind": draft.kind, "language": domain.language,
+        "metadata": {"domain": domain.name, "template": draft.slug, "kind": draft.kind, "language": domain.language,
                      "oracle_calls": calls, "initial_sha256": expected["initial_sha256"]},
     }
     (folder / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")

@@ -54,3 +54,13 @@ def test_every_task_has_a_verdict_a_null_agent_fails():
         if kind == "refusal":  # a refusal states its grounds: a rule of the domain and the figure it rests on
             assert exp["grounds"]["figure"] and "check_refusal_grounds" in test, p
             assert exp["grounds"]["rule"] in REFUSE_RULES[exp["domain"]], p
+
+
+def test_every_task_judges_one_outcome_and_names_its_template():
+    """Each task's verifier has the one-outcome gate (a refusal with an answer or a write, in any
+    order, fails any kind of task), and its metadata names the generator's template."""
+    for p in sorted(TASKS.rglob("task.yaml")):
+        task = Task.load(p.parent)
+        test = (p.parent / "tests" / "test_state.py").read_text()
+        assert '@check("one-outcome", kind="anti_hack")' in test and "db.check_one_outcome(EXPECTED)" in test, p
+        assert task.id.rsplit("-", 1)[0].endswith("/" + task.config.metadata["template"]), p

@@ -21,6 +21,11 @@ def test_no_collateral_calls():
     db.check_no_collateral_calls(EXPECTED)
 
 
+@check("one-outcome", kind="anti_hack")
+def test_one_outcome():
+    db.check_one_outcome(EXPECTED)
+
+
 @check("answer")
 def test_answer():
     db.check_answer(EXPECTED)

@@ -21,6 +21,11 @@ def test_no_collateral_calls():
     db.check_no_collateral_calls(EXPECTED)
 
 
+@check("one-outcome", kind="anti_hack")
+def test_one_outcome():
+    db.check_one_outcome(EXPECTED)
+
+
 @check("expected-changes")
 def test_expected_changes():
     db.check_expected_changes(EXPECTED)

@@ -21,14 +21,14 @@ def test_no_collateral_calls():
     db.check_no_collateral_calls(EXPECTED)
 
 
+@check("one-outcome", kind="anti_hack")
+def test_one_outcome():
+    db.check_one_outcome(EXPECTED)
+
+
 @check("refused")
 def test_refused():
     db.check_refused()
-
-
-@check("refusal-alone")
-def test_refusal_alone():
-    db.check_refusal_alone()
 
 
 @check("refusal-justified", kind="anti_hack")
