@@ -63,15 +63,21 @@ class Settings(BaseSettings):
     #: A file of key entries, one per line (read at start).
     api_keys_file: Path | None = None
     #: With keys on, the registry (page, /v1/envs, /v1/tasks), /health, /ready, /capacity, /metrics,
-    #: OpenEnv's /schema and /metadata stay readable without a key; false requires one there too.
+    #: OpenEnv's /schema and /metadata, and the episodes' aggregates (`/v1/episodes/summary`, the
+    #: pages' counts and charts) stay readable without a key; false requires one there too. A
+    #: recorded trajectory is only ever its owner's or an admin key's (`envhub.store.viewer`).
     public_reads: bool = True
+    #: Host names a session's MCP endpoint answers for, in `Host` and `Origin` (DNS-rebinding
+    #: protection; `*`: any). Empty: on a loopback server the loopback names, elsewhere any (keys
+    #: are required there). Comma-separated or a JSON list.
+    allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
     #: Fault injection for testing trainers' masking (envhub/server/faults.py): probability that each
     #: of `fault_ops` fails as an env_error; 0 = off.
     fault_rate: float = Field(default=0.0, ge=0, le=1)
     fault_ops: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["reset", "step", "verify"])
     fault_seed: int | None = None
 
-    @field_validator("families", "fault_ops", mode="before")
+    @field_validator("families", "fault_ops", "allowed_hosts", mode="before")
     @classmethod
     def _split(cls, v: object) -> object:
         if isinstance(v, str):

@@ -36,16 +36,16 @@ def episodes(task: str = typer.Option(None, "--task", help="Only this task."),
              policy: str = typer.Option(None, "--policy", help="Only this policy version."),
              harness: str = typer.Option(None, "--harness", help="Only this harness."),
              limit: int = typer.Option(50, min=1, max=10_000), as_json: JsonOpt = False) -> None:
-    """Recorded episodes, newest first (from the episode store)."""
-    from envhub.store import EpisodeStore
+    """Recorded episodes, newest first (from the episode store: read as its operator, every owner's)."""
+    from envhub.store import OPERATOR, EpisodeStore
     from envhub.store.stats import fmt_seconds
 
     check_env(env)
     settings = get_settings()
     store = EpisodeStore(settings.store_url)
     try:
-        rows, total = store.episodes(env=env, task_id=task, failure_class=outcome, policy_version=policy,
-                                     harness=harness, limit=limit)
+        rows, total = store.episodes(viewer=OPERATOR, env=env, task_id=task, failure_class=outcome,
+                                     policy_version=policy, harness=harness, limit=limit)
     finally:
         store.engine.dispose()
     if as_json:
@@ -80,6 +80,7 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
     from envhub import families
     from envhub.client import EnvClient
     from envhub.spec import ToolCall
+    from envhub.store.viewer import ORACLE_POLICY
     from envhub.tasks.catalog import Catalog
 
     settings = get_settings()
@@ -100,7 +101,10 @@ def run(task_id: str, agent: str = typer.Option("oracle", help="oracle | noop | 
                                  + f" (one of {', '.join(AGENTS)})", param_hint="--agent")
     with contextlib.ExitStack() as stack:
         base = url or stack.enter_context(local_server(settings))
-        with EnvClient(base) as client, client.session(task.family, task_id=task.id) as session:
+        # An oracle's actions are the task's solution: recorded as a system run, whose actions only
+        # admins may read (envhub.store.viewer).
+        policy = ORACLE_POLICY if agent == "oracle" else None
+        with EnvClient(base) as client, client.session(task.family, task_id=task.id, policy_version=policy) as session:
             steps = [session.step(a) for a in actions]
             result = session.verify()
     if as_json:
@@ -197,6 +201,7 @@ def _smoke_episode(client: Any, task: Any, agent: str, family: Any, harness: str
     """One episode; ok when the verdict is judged (failure class ok) with the reward the agent deserves."""
     from envhub import harness as skins
     from envhub.errors import EnvError, EnvhubError
+    from envhub.store.viewer import SYSTEM_POLICY_PREFIX
     from envhub.validate.core import deserved
 
     started = time.monotonic()
@@ -206,7 +211,9 @@ def _smoke_episode(client: Any, task: Any, agent: str, family: Any, harness: str
     try:
         skin = skins.make(harness)
         actions = [c for a in family.oracle_actions(task) for c in skin.express(a, {})] if agent == "oracle" else []
-        with client.session(task.family, task_id=task.id, harness=harness) as session:
+        # A system run (envhub.store.viewer): a server with a store keeps the oracle's actions for admins only.
+        policy = SYSTEM_POLICY_PREFIX + agent
+        with client.session(task.family, task_id=task.id, harness=harness, policy_version=policy) as session:
             for action in actions:
                 step = session.step(action)
                 if step.failure == "env_error":

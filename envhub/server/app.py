@@ -47,10 +47,13 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     frames.quiet_invalid_utf8()
     for module in (sessions, ws, openenv):  # each session route resolves its caller itself
         app.include_router(module.router)
-    app.mount("/v1/sessions/{session_id}/mcp", mcp)  # MCP's streamable HTTP, one endpoint per session
+    for path in ("/v1/sessions/{session_id}/mcp", "/v1/sessions/{session_id}/mcp/"):  # each answered, no redirect
+        app.add_route(path, mcp, include_in_schema=False)  # MCP's streamable HTTP, one endpoint per session
     for module in (registry, health):
         app.include_router(module.router, dependencies=READERS)
-    # Recorded episodes hold other callers' trajectories: with keys on, reading them takes a key.
+    # Recorded episodes are their owners': a caller reads its own; anyone reads the aggregates
+    # (before the router whose `/episodes/{id}` would take `summary` for an id).
+    app.include_router(episodes.public_router)
     app.include_router(episodes.router, dependencies=[Depends(get_caller)])
     app.include_router(web_router, dependencies=READERS)  # the registry browser at /
     for mount in hub.extras.get("routers", []):

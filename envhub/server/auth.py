@@ -6,11 +6,14 @@
 server holds only its SHA-256 (the keys are 256-bit random, so a plain hash is enough), from
 `ENVHUB_API_KEYS` and/or the file `ENVHUB_API_KEYS_FILE`, one entry per line:
 
-    # NAME  HASH  [families=a,b]  [max_sessions=N]
+    # NAME  HASH  [families=a,b]  [max_sessions=N]  [admin]
     trainer-a  sha256:9f86d081884c7d65...  families=db,terminal  max_sessions=64
+    operator   sha256:2c26b46b68ffc68f...  admin
 
 `envhub keys new NAME` makes a key and prints its entry. A key may be limited to families (403
-otherwise) and to a number of live sessions (429 + Retry-After beyond it).
+otherwise) and to a number of live sessions (429 + Retry-After beyond it). A key marked `admin`
+reads every recorded episode, system runs' actions included (`envhub.store.viewer`); any other
+caller reads its own.
 
 **Ownership.** Every session belongs to its creator: the key, or without keys the *client token*
 (the Bearer value the client sent, at least 16 characters, or one the server mints and returns
@@ -31,6 +34,7 @@ from pathlib import Path
 
 from envhub.config import Settings
 from envhub.errors import Forbidden, Unauthorized
+from envhub.store.viewer import PUBLIC, Viewer
 
 log = logging.getLogger("envhub.auth")
 MIN_TOKEN_CHARS = 16
@@ -46,6 +50,7 @@ class ApiKey:
     sha256: str
     families: frozenset[str] | None = None
     max_sessions: int | None = None
+    admin: bool = False
 
     def entry(self) -> str:
         """The key's line for a keys file or `ENVHUB_API_KEYS`."""
@@ -54,13 +59,16 @@ class ApiKey:
             parts.append("families=" + ",".join(sorted(self.families)))
         if self.max_sessions is not None:
             parts.append(f"max_sessions={self.max_sessions}")
+        if self.admin:
+            parts.append("admin")
         return "  ".join(parts)
 
 
-def new_key(name: str, families: list[str] | None = None, max_sessions: int | None = None) -> tuple[str, ApiKey]:
+def new_key(name: str, families: list[str] | None = None, max_sessions: int | None = None,
+            admin: bool = False) -> tuple[str, ApiKey]:
     """A fresh secret and its (hashed) entry; the secret is shown once and never stored."""
     secret = "ehk_" + secrets.token_urlsafe(32)
-    return secret, ApiKey(name, digest(secret), frozenset(families) if families else None, max_sessions)
+    return secret, ApiKey(name, digest(secret), frozenset(families) if families else None, max_sessions, admin)
 
 
 def parse_entries(text: str, where: str) -> list[ApiKey]:
@@ -72,17 +80,19 @@ def parse_entries(text: str, where: str) -> list[ApiKey]:
             continue
         if len(fields) < 2 or not fields[1].startswith("sha256:") or len(fields[1]) != 71:
             raise ValueError(f"{where}, entry {n}: expected `NAME sha256:<64 hex digits> [families=a,b] "
-                             f"[max_sessions=N]` (keys are stored hashed: `envhub keys new NAME` makes one)")
-        families, quota = None, None
+                             f"[max_sessions=N] [admin]` (keys are stored hashed: `envhub keys new NAME` makes one)")
+        families, quota, admin = None, None, False
         for opt in fields[2:]:
             name, _, value = opt.partition("=")
-            if name == "families" and value:
+            if opt == "admin":
+                admin = True
+            elif name == "families" and value:
                 families = frozenset(v for v in value.split(",") if v)
             elif name == "max_sessions" and value.isdigit() and int(value) > 0:
                 quota = int(value)
             else:
-                raise ValueError(f"{where}, entry {n}: unknown option {opt!r} (families=a,b or max_sessions=N)")
-        keys.append(ApiKey(fields[0], fields[1].removeprefix("sha256:").lower(), families, quota))
+                raise ValueError(f"{where}, entry {n}: unknown option {opt!r} (families=a,b, max_sessions=N or admin)")
+        keys.append(ApiKey(fields[0], fields[1].removeprefix("sha256:").lower(), families, quota, admin))
     return keys
 
 
@@ -102,6 +112,11 @@ class Caller:
     owner: str
     key: ApiKey | None = None
     token: str | None = None  # without keys: the client token (returned at reset)
+
+    @property
+    def viewer(self) -> Viewer:
+        """What this caller may read of the episode store: its own episodes, or every one with an admin key."""
+        return Viewer(owner=self.owner, admin=self.key is not None and self.key.admin)
 
     def check_family(self, family: str) -> None:
         if self.key is not None and self.key.families is not None and family not in self.key.families:
@@ -162,6 +177,13 @@ class Access:
             if hmac.compare_digest(known, hashed):
                 return key
         return None
+
+    def viewer(self, authorization: str | None) -> Viewer:
+        """Who reads the episode store: the caller's view with a credential, the public's without one
+        (a keyless server would otherwise mint a fresh identity, which owns nothing either)."""
+        if not (authorization or "").strip():
+            return PUBLIC
+        return self.caller(authorization).viewer
 
     def reader(self, authorization: str | None) -> None:
         """Gate for the read-only routes (registry, health): open unless configured otherwise."""

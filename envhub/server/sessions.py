@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -285,8 +286,7 @@ class SessionManager:
                 raise EnvError(f"reset of {task.id} did not finish in time") from exc
             if isinstance(exc, EnvhubError | asyncio.CancelledError):
                 raise
-            log.exception("reset failed for %s", task.id)
-            raise EnvError(f"reset of {task.id} failed: {exc}") from exc
+            raise EnvError(f"reset of {task.id} failed ({_logged(exc, 'reset of ' + task.id)})") from exc
         finally:
             self._reserved -= 1
             if quota is not None:
@@ -405,15 +405,21 @@ class SessionManager:
         except AgentTimeout as e:
             obs, failure = Observation(text=f"timeout: {e.detail}", is_error=True), FailureClass.agent_timeout
         except (TimeoutError, EnvError, OSError) as e:
-            session.broken = e if isinstance(e, EnvError) else EnvError(f"the environment did not answer: {e!r}")
+            if isinstance(e, EnvError):
+                session.broken = e
+            elif isinstance(e, TimeoutError):  # the step's deadline (envhub.server.deadlines): its own words
+                session.broken = EnvError(f"the environment did not answer: {e}" if str(e) else
+                                          "the environment did not answer in time")
+            else:  # an OSError's text may name a host path
+                session.broken = EnvError(f"the environment did not answer ({_logged(e, 'step of ' + session.id)})")
             log.warning("session %s: environment fault: %s", session.id, session.broken.detail)
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
                 FailureClass.env_error
         except Exception as e:  # arguments passed the declaration: a crash is a bug in the family
             metrics.TOOL_CRASHES.labels(session.family.name, call.tool).inc()
-            log.exception("session %s: tool %s crashed on task %s with arguments %s", session.id, call.tool,
-                          session.task.id, show(call.arguments, limit=2000))
-            session.broken = EnvError(f"step crashed: {type(e).__name__}: {e}")
+            what = f"session {session.id}: tool {call.tool} on task {session.task.id} with arguments " \
+                   f"{show(call.arguments, limit=2000)}"
+            session.broken = EnvError(f"step crashed ({_logged(e, what)})")
             obs, failure = Observation(text=f"environment fault: {session.broken.detail}", is_error=True), \
                 FailureClass.env_error
         return self._answer(session, action, obs, failure, started)
@@ -476,11 +482,12 @@ class SessionManager:
         except AgentTimeout as e:  # the agent's own output ran a tool past its limit (e.g. a recalculation bomb)
             return verdict(task, failure=FailureClass.agent_timeout, detail=e.detail)
         except (TimeoutError, EnvError, OSError) as e:
-            detail = e.detail if isinstance(e, EnvError) else f"exporting the final state failed: {e!r}"
+            detail = e.detail if isinstance(e, EnvError) else \
+                f"exporting the final state failed ({_logged(e, 'export of ' + session.id)})"
             return verdict(task, failure=FailureClass.env_error, detail=detail)
         except Exception as e:
-            log.exception("session %s: export crashed", session.id)
-            return verdict(task, failure=FailureClass.env_error, detail=f"export crashed: {e!r}")
+            return verdict(task, failure=FailureClass.env_error,
+                           detail=f"export crashed ({_logged(e, 'export of ' + session.id)})")
         export_s = time.monotonic() - started
         result = await self.judge(task, state, session.log)
         result.timings.update(export_s=round(export_s, 4), total_s=round(time.monotonic() - started, 4))
@@ -494,8 +501,8 @@ class SessionManager:
             failure = e.failure_class or FailureClass.verifier_error
             return verdict(task, failure=failure, detail=e.detail)
         except Exception as e:
-            log.exception("verifier runner crashed for %s", task.id)
-            return verdict(task, failure=FailureClass.verifier_error, detail=f"verifier runner crashed: {e!r}")
+            return verdict(task, failure=FailureClass.verifier_error,
+                           detail=f"verifier runner crashed ({_logged(e, 'verifier runner for ' + task.id)})")
 
     def state(self, session_id: str, caller: Caller | None = None) -> SessionState:
         s = self.get(session_id, caller)
@@ -538,3 +545,9 @@ class SessionManager:
                 log.exception("reaper pass failed")
 
 
+def _logged(exc: BaseException, what: str) -> str:
+    """Log a fault with its traceback under a fresh reference, and return the words a reply carries:
+    the reference, never the exception's name or text (which may hold a host path or a secret)."""
+    ref = uuid.uuid4().hex[:12]
+    log.error("%s failed (ref %s)", what, ref, exc_info=exc)
+    return f"ref {ref}: the server's log has the details"

@@ -7,11 +7,11 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event, inspect
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from envhub.store.models import OBSOLETE_INDEXES, Base
+from envhub.store.models import ADDED_COLUMNS, ADDED_INDEXES, OBSOLETE_INDEXES, Base
 
 log = logging.getLogger("envhub.store")
 
@@ -61,6 +61,7 @@ def create_schema(engine: Engine) -> None:
         except DBAPIError:
             # Another process created a table between create_all's check and its CREATE: check again.
             Base.metadata.create_all(engine)
+        add_missing_columns(engine)
         try:  # a store an earlier version made: drop what it no longer needs
             with engine.begin() as conn:
                 for name in OBSOLETE_INDEXES:
@@ -68,3 +69,31 @@ def create_schema(engine: Engine) -> None:
         except DBAPIError as exc:  # e.g. a role without the right: the store works as it is, only slower
             log.warning("episode store: could not drop the obsolete indexes %s: %s", ", ".join(OBSOLETE_INDEXES),
                         str(exc).splitlines()[0][:200])
+
+
+def add_missing_columns(engine: Engine) -> None:
+    """The one schema step an existing store needs (until migrations come): `ALTER TABLE ... ADD
+    COLUMN` for each of `ADDED_COLUMNS` it lacks, then their indexes. Nullable columns only, so no
+    row is rewritten or lost; SQLite and PostgreSQL both add such a column in place. Safe to race:
+    a column another process added meanwhile is found on the second look."""
+    for attempt in (1, 2):
+        present = {t: {c["name"] for c in inspect(engine).get_columns(t)} for t in {t for t, _, _ in ADDED_COLUMNS}}
+        missing = [(t, c, sql) for t, c, sql in ADDED_COLUMNS if c not in present[t]]
+        if not missing:
+            break
+        try:
+            with engine.begin() as conn:
+                for table, column, sql_type in missing:
+                    conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
+                    log.warning("episode store: added the column %s.%s (earlier rows have none)", table, column)
+        except DBAPIError:
+            if attempt == 2:
+                raise
+    indexes = {i.name: i for t in Base.metadata.sorted_tables for i in t.indexes}
+    try:
+        with engine.begin() as conn:
+            for name in ADDED_INDEXES:
+                indexes[name].create(conn, checkfirst=True)
+    except DBAPIError as exc:  # made by another process meanwhile, or a role without the right: reads work
+        log.warning("episode store: could not create the indexes %s: %s", ", ".join(ADDED_INDEXES),
+                    str(exc).splitlines()[0][:200])

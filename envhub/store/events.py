@@ -30,6 +30,7 @@ class Session(Protocol):
     """What the store reads of a session (the server's `Session` has it; the store imports no server)."""
 
     header_fields: dict[str, Any]  # an `EpisodeHeader`'s fields
+    owner: str | None  # who ran it (`envhub.store.viewer`); None: in-process, no caller
     step_count: int
     timings: dict[str, float]
 
@@ -44,25 +45,28 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-#: The header's fields, at the top of a flat event beside the event's own.
-HEADER_FIELDS = tuple(f.name for f in fields(EpisodeHeader))
+#: The header's fields, at the top of a flat event beside the event's own; with the episode's owner,
+#: which every event carries too, so that an episode whose `created` event was lost keeps its owner.
+HEADER_FIELDS = (*(f.name for f in fields(EpisodeHeader)), "owner")
 
 
 def created(session: Session) -> Event:
-    return {**session.header_fields, "kind": "created", "reset_s": session.timings.get("reset_s")}
+    return {**session.header_fields, "owner": session.owner, "kind": "created",
+            "reset_s": session.timings.get("reset_s")}
 
 
 def step(session: Session, entry: StepEntry) -> Event:
-    return {**session.header_fields, "kind": "step", **entry.stored()}
+    return {**session.header_fields, "owner": session.owner, "kind": "step", **entry.stored()}
 
 
 def verified(session: Session, result: VerifyResult) -> Event:
-    return {**session.header_fields, "kind": "verified", "result": result, "at": _now(),
+    return {**session.header_fields, "owner": session.owner, "kind": "verified", "result": result, "at": _now(),
             "step_count": session.step_count}
 
 
 def closed(session: Session) -> Event:
-    return {**session.header_fields, "kind": "closed", "at": _now(), "step_count": session.step_count}
+    return {**session.header_fields, "owner": session.owner, "kind": "closed", "at": _now(),
+            "step_count": session.step_count}
 
 
 def episode_id(event: Event) -> str:
@@ -75,7 +79,7 @@ def episode_id(event: Event) -> str:
 def _nested(event: Event) -> Event:
     """A flat event in the nested form: {kind, episode: header, entry (a step's) or its own fields}."""
     own = {k: v for k, v in event.items() if k != "kind" and k not in HEADER_FIELDS}
-    out: Event = {"kind": event["kind"], "episode": {k: event[k] for k in HEADER_FIELDS}}
+    out: Event = {"kind": event["kind"], "episode": {k: event.get(k) for k in HEADER_FIELDS}}
     if event["kind"] == "step":
         out["entry"] = own
     else:

@@ -17,12 +17,17 @@ class Base(DeclarativeBase):
     pass
 
 
+OWNER_CHARS = 80  # `key:NAME:HASH16` or `token:HASH32` (a key's name is short by convention; longer is cut)
+
+
 class EpisodeRow(Base):
     """One session: who ran what, how it ended, how long each phase took."""
 
     __tablename__ = "episodes"
 
     id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    #: Who ran it (`envhub.store.viewer`); None: recorded before owners were kept (admins only).
+    owner: Mapped[str | None] = mapped_column(String(OWNER_CHARS), nullable=True)
     # Filtered by the composite indexes below (env or task first): no index of their own to keep up.
     env: Mapped[str] = mapped_column(String(64))
     task_id: Mapped[str] = mapped_column(String(300))
@@ -86,6 +91,13 @@ class CheckRow(Base):
 
 Index("ix_episodes_task_created", EpisodeRow.task_id, EpisodeRow.created_at)
 Index("ix_episodes_env_created", EpisodeRow.env, EpisodeRow.created_at)
+Index("ix_episodes_owner_created", EpisodeRow.owner, EpisodeRow.created_at)
+
+#: Columns added since the first schema, as (table, column, SQL type): `db.create_schema` adds the
+#: ones an existing store lacks (`create_all` makes missing tables, never missing columns). Every
+#: one is nullable, so adding it keeps every row; an index on it is made after it exists.
+ADDED_COLUMNS = (("episodes", "owner", f"VARCHAR({OWNER_CHARS})"),)
+ADDED_INDEXES = ("ix_episodes_owner_created",)
 
 #: Indexes earlier schemas made, covered by the composite ones above: each cost every episode's insert.
 OBSOLETE_INDEXES = ("ix_episodes_env", "ix_episodes_task_id")

@@ -11,11 +11,12 @@ from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, case, delete, func, select, update
+from sqlalchemy import Connection, Select, and_, case, delete, false, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from envhub.store.events import Event
-from envhub.store.models import CheckRow, EpisodeRow, StepRow
+from envhub.store.models import OWNER_CHARS, CheckRow, EpisodeRow, StepRow
+from envhub.store.viewer import Viewer
 
 
 def _ts(value: str | datetime | None) -> datetime | None:
@@ -43,7 +44,7 @@ class _Bulk:
         self.ts = _ts if pg else _sqlite_ts
         #: SQLite stores a flag as 0/1; handed a bool, its driver looks for an adapter on every value.
         self.flag = bool if pg else int
-        ep = ["id", "env", "task_id", "harness", "policy_version", "created_at", "ended_at", "step_count",
+        ep = ["id", "owner", "env", "task_id", "harness", "policy_version", "created_at", "ended_at", "step_count",
               "detail", "timings", "reset_s"]
         self.insert_episodes = _Insert(EpisodeRow.__tablename__, ep, "id", p,
                                        {"timings": f"{p}::json" if pg else p})
@@ -146,8 +147,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         else:
             late_closes.append((ts(at), n, row[0]["id"]))
     raise_steps = [(n, eid, n) for eid, (_, born, _, n, _) in rows.items() if n and not born]
-    episodes = [(eid, h["env"], h["task_id"], h.get("harness") or "plain", h.get("policy_version"),
-                 ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
+    episodes = [(eid, _owner(h.get("owner")), h["env"], h["task_id"], h.get("harness") or "plain",
+                 h.get("policy_version"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
                 for eid, (h, born, reset_s, n, end) in rows.items()]
     raw = conn.exec_driver_sql
     bulk.insert_episodes.run(conn, episodes)
@@ -158,6 +159,10 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         _write_verdict(conn, e["id"], e)
     if late_closes:
         raw(bulk.close, late_closes)
+
+
+def _owner(owner: str | None) -> str | None:
+    return owner[:OWNER_CHARS] if owner else None
 
 
 def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
@@ -194,16 +199,31 @@ def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_cla
     return stmt
 
 
-def list_episodes(session: Session, *, env: str | None = None, task_id: str | None = None,
+def _visible(stmt: Select, viewer: Viewer) -> Select:
+    """Only the episodes `viewer` may read: all for an admin, its own for an owner, none for the public."""
+    if viewer.admin:
+        return stmt
+    if viewer.owner is None:
+        return stmt.where(false())
+    return stmt.where(EpisodeRow.owner == viewer.owner)
+
+
+def list_episodes(session: Session, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,
                   failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
                   limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
-    """Newest first, with the total that matches."""
+    """The episodes `viewer` may read, newest first, with the total of those that match."""
     where = {"env": env, "task_id": task_id, "failure_class": failure_class, "policy_version": policy_version,
              "harness": harness}
-    total = session.scalar(_filtered(select(func.count()).select_from(EpisodeRow), **where)) or 0
-    rows = session.scalars(_filtered(select(EpisodeRow), **where)
+    total = session.scalar(_visible(_filtered(select(func.count()).select_from(EpisodeRow), **where), viewer)) or 0
+    rows = session.scalars(_visible(_filtered(select(EpisodeRow), **where), viewer)
                            .order_by(EpisodeRow.created_at.desc(), EpisodeRow.id).limit(limit).offset(offset)).all()
     return list(rows), total
+
+
+def count_episodes(session: Session, *, env: str | None = None, task_id: str | None = None) -> int:
+    """Every recorded episode that matches, whoever ran it (an aggregate: public)."""
+    stmt = _filtered(select(func.count()).select_from(EpisodeRow), env=env, task_id=task_id, failure_class=None)
+    return session.scalar(stmt) or 0
 
 
 def get_episode(session: Session, *, episode_id: str) -> EpisodeRow | None:
@@ -262,6 +282,25 @@ def by_harness(session: Session, *, env: str | None = None, task_id: str | None 
             for h, r in sorted(out.items())}
 
 
+def failure_mix(session: Session, *, env: str | None = None, task_id: str | None = None) -> dict[str, Any]:
+    """Episodes per failure class, the mean reward of the judged trainable ones, and how many of those
+    were verified and passed (an aggregate)."""
+    verified, solved = _solved_counts()
+    stmt = _filtered(select(EpisodeRow.failure_class, func.count(), func.count(EpisodeRow.reward),
+                            func.sum(EpisodeRow.reward), verified, solved), env=env, task_id=task_id,
+                     failure_class=None)
+    classes: dict[str, int] = {}
+    judged, reward_sum, n_verified, n_solved = 0, 0.0, 0, 0
+    for failure, n, rewarded, total, v, k in session.execute(stmt.group_by(EpisodeRow.failure_class)).all():
+        classes[failure or "unverified"] = n
+        n_verified, n_solved = n_verified + int(v or 0), n_solved + int(k or 0)
+        if failure in ("ok", "agent_error", "agent_timeout"):  # masked classes carry no reward
+            judged += rewarded
+            reward_sum += total or 0.0
+    return {"failure_classes": classes, "mean_reward": round(reward_sum / judged, 4) if judged else None,
+            "verified": n_verified, "solved": n_solved}
+
+
 def counts_by(session: Session, *, column: str, env: str | None = None) -> dict[str, int]:
     """Episode counts grouped by `env` or `task_id`."""
     col = getattr(EpisodeRow, column)
@@ -278,15 +317,17 @@ def _solved_counts() -> tuple[Any, Any]:
             func.sum(case((and_(trainable, EpisodeRow.passed.is_(True)), 1), else_=0)))
 
 
-def by_policy(session: Session, *, env: str | None = None, task_id: str | None = None,
+def by_policy(session: Session, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,
               limit: int = 50) -> list[dict[str, Any]]:
-    """Results per policy version, most recently active first: episodes, solved, mean reward."""
+    """Results per policy version of the episodes `viewer` may read (a policy's name is its owner's),
+    most recently active first: episodes, solved, mean reward."""
     verified, solved = _solved_counts()
     last = func.max(EpisodeRow.created_at)
     stmt = _filtered(select(EpisodeRow.policy_version, func.count(), verified, solved,
                             func.avg(case((EpisodeRow.trainable.is_(True), EpisodeRow.reward), else_=None)), last),
                      env=env, task_id=task_id, failure_class=None)
-    rows = session.execute(stmt.group_by(EpisodeRow.policy_version).order_by(last.desc()).limit(limit)).all()
+    stmt = _visible(stmt, viewer).group_by(EpisodeRow.policy_version).order_by(last.desc()).limit(limit)
+    rows = session.execute(stmt).all()
     return [{"policy_version": p, "episodes": n, "verified": int(v or 0), "solved": int(k or 0), "mean_reward": r,
              "last": utc(t)} for p, n, v, k, r, t in rows]
 

@@ -83,3 +83,17 @@ class LatencyFigure(BaseModel):
 class LatencySummary(BaseModel):
     episodes: int
     figures: list[LatencyFigure]
+
+
+class EpisodeAggregate(BaseModel):
+    """What anyone may read of the recorded episodes (`/v1/episodes/summary`): counts, rewards,
+    failure classes and timings; never an episode's id, owner, policy or trajectory."""
+
+    model_config = ConfigDict(extra="forbid")
+    episodes: int
+    failure_classes: dict[str, int]
+    #: Of the trainable judged episodes (masked infra faults left out): their mean reward, how many, how many passed.
+    mean_reward: float | None
+    verified: int
+    solved: int
+    latency: LatencySummary

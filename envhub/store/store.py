@@ -7,14 +7,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from sqlalchemy import Engine
+from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from envhub.spec import EpisodeStep
 from envhub.store import repo
 from envhub.store.db import create_schema, make_engine
-from envhub.store.schemas import EpisodeDetail, EpisodeSummary, LatencySummary, step_of
+from envhub.store.models import EpisodeRow
+from envhub.store.schemas import EpisodeAggregate, EpisodeDetail, EpisodeSummary, LatencySummary, step_of
 from envhub.store.stats import latency_summary
+from envhub.store.viewer import Viewer
 from envhub.store.writer import EpisodeWriter
 
 T = TypeVar("T")
@@ -50,30 +52,59 @@ class EpisodeStore:
         return self.sessions()
 
     # -- reads ----------------------------------------------------------------------------------------
-    def episodes(self, *, env: str | None = None, task_id: str | None = None, failure_class: str | None = None,
-                 policy_version: str | None = None, harness: str | None = None,
+    def episodes(self, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,
+                 failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
+        """The episodes `viewer` may read (`envhub.store.viewer`), newest first, and how many match."""
         with self._session() as s:
-            rows, total = repo.list_episodes(s, env=env, task_id=task_id, failure_class=failure_class,
+            rows, total = repo.list_episodes(s, viewer=viewer, env=env, task_id=task_id, failure_class=failure_class,
                                              policy_version=policy_version, harness=harness,
                                              limit=limit, offset=offset)
             return [EpisodeSummary.of(r) for r in rows], total
 
-    def episode(self, episode_id: str) -> EpisodeDetail | None:
+    def episode(self, episode_id: str, *, viewer: Viewer) -> EpisodeDetail | None:
+        """The episode with its checks, or None when there is none `viewer` may read. Where `viewer`
+        may not see its actions (a system run's, to a reader who is no admin), its check messages and
+        detail are left out too: they may quote what the agent did."""
         with self._session() as s:
             row = repo.get_episode(s, episode_id=episode_id)
-            return EpisodeDetail.of(row) if row is not None else None
+            if row is None or not viewer.may_read(row.owner):
+                return None
+            detail = EpisodeDetail.of(row)
+            if viewer.may_see_actions(row.owner, row.policy_version):
+                return detail
+            return detail.model_copy(update={"detail": "", "checks": [c.model_copy(update={"message": ""})
+                                                                     for c in detail.checks]})
 
-    def steps(self, episode_id: str, *, offset: int = 0, limit: int = 50) -> tuple[list[EpisodeStep], int]:
+    def steps(self, episode_id: str, *, viewer: Viewer, offset: int = 0,
+              limit: int = 50) -> tuple[list[EpisodeStep], int]:
+        """A page of the trajectory and how many steps it has; nothing where `viewer` may not see the
+        actions (not its episode, or a system run's and `viewer` is no admin)."""
         with self._session() as s:
+            head = s.execute(select(EpisodeRow.owner, EpisodeRow.policy_version)
+                             .where(EpisodeRow.id == episode_id)).first()
+            if head is None or not viewer.may_see_actions(*head):
+                return [], 0
             rows = repo.get_steps(s, episode_id=episode_id, offset=offset, limit=limit)
             return [step_of(r) for r in rows], repo.count_steps(s, episode_id=episode_id)
+
+    def total(self, *, env: str | None = None, task_id: str | None = None) -> int:
+        """Every recorded episode that matches, whoever ran it (an aggregate)."""
+        with self._session() as s:
+            return repo.count_episodes(s, env=env, task_id=task_id)
 
     def latency(self, *, env: str | None = None, task_id: str | None = None) -> LatencySummary:
         with self._session() as s:
             samples = repo.latency_samples(s, env=env, task_id=task_id)
-            _, total = repo.list_episodes(s, env=env, task_id=task_id, limit=0)
-            return latency_summary(samples, total)
+            return latency_summary(samples, repo.count_episodes(s, env=env, task_id=task_id))
+
+    def aggregate(self, *, env: str | None = None, task_id: str | None = None) -> EpisodeAggregate:
+        """Counts, failure classes, mean reward and latencies of every matching episode (public)."""
+        with self._session() as s:
+            samples = repo.latency_samples(s, env=env, task_id=task_id)
+            total = repo.count_episodes(s, env=env, task_id=task_id)
+            return EpisodeAggregate(episodes=total, **repo.failure_mix(s, env=env, task_id=task_id),
+                                    latency=latency_summary(samples, total))
 
     def latency_samples(self, *, env: str | None = None, task_id: str | None = None) -> dict[str, list[float]]:
         with self._session() as s:
@@ -87,9 +118,9 @@ class EpisodeStore:
         with self._session() as s:
             return repo.outcomes(s, env=env, task_id=task_id)
 
-    def by_policy(self, *, env: str | None = None, task_id: str | None = None) -> list[dict]:
+    def by_policy(self, *, viewer: Viewer, env: str | None = None, task_id: str | None = None) -> list[dict]:
         with self._session() as s:
-            return repo.by_policy(s, env=env, task_id=task_id)
+            return repo.by_policy(s, viewer=viewer, env=env, task_id=task_id)
 
     def task_outcomes(self, task_ids: list[str]) -> dict[str, dict]:
         with self._session() as s:

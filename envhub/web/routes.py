@@ -1,7 +1,8 @@
 """The registry browser's pages: thin handlers over `views`, rendered by `render`.
 
 Query strings are read as plain, length-capped strings and never validated into errors: a
-malformed or hostile value is just a filter that matches nothing.
+malformed or hostile value is just a filter that matches nothing. The reader of recorded episodes
+is whoever the request's `Authorization` names (the public without one; `envhub.store.viewer`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 
 from envhub.errors import NotFound
 from envhub.registry import Registry
+from envhub.store.viewer import PUBLIC, Viewer
 from envhub.web import views
 from envhub.web.render import HEADERS, HERE, not_found, page
 
@@ -26,7 +28,17 @@ def get_registry(request: Request) -> Registry:
     return request.app.state.registry
 
 
+def get_viewer(request: Request) -> Viewer:
+    """Who reads the episodes: the app's access policy resolves the credential (401 for a bad one
+    where keys are on); without one, or without a policy (a bare app), the public."""
+    access = getattr(request.app.state, "access", None)
+    if access is None:
+        return PUBLIC
+    return access.viewer(request.headers.get("authorization"))
+
+
 RegistryDep = Annotated[Registry, Depends(get_registry)]
+ViewerDep = Annotated[Viewer, Depends(get_viewer)]
 STATIC = {"app.css": "text/css", "app.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 MAX_PARAM = 200
 
@@ -47,14 +59,14 @@ async def _render(template: str, build: Callable[..., dict[str, Any]], *args: An
 
 
 @router.get("/", response_class=HTMLResponse)
-async def home(registry: RegistryDep) -> Response:
-    return await _render("index.html", views.index, registry)
+async def home(registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("index.html", views.index, registry, viewer)
 
 
 @router.get("/envs/{name}", response_class=HTMLResponse)
-async def env_detail(name: str, request: Request, registry: RegistryDep) -> Response:
+async def env_detail(name: str, request: Request, registry: RegistryDep, viewer: ViewerDep) -> Response:
     base = str(request.base_url).rstrip("/")  # the snippets name the address the user reached us at
-    return await _render("env.html", views.env_page, registry, name, base, what="environment")
+    return await _render("env.html", views.env_page, registry, name, viewer, base, what="environment")
 
 
 @router.get("/tasks", response_class=HTMLResponse)
@@ -63,18 +75,19 @@ async def tasks(request: Request, registry: RegistryDep) -> Response:
 
 
 @router.get("/tasks/{task_id:path}", response_class=HTMLResponse)
-async def task_detail(task_id: str, registry: RegistryDep) -> Response:
-    return await _render("task.html", views.task_page, registry, task_id, what="task")
+async def task_detail(task_id: str, registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("task.html", views.task_page, registry, task_id, viewer, what="task")
 
 
 @router.get("/episodes", response_class=HTMLResponse)
-async def episodes(request: Request, registry: RegistryDep) -> Response:
-    return await _render("episodes.html", views.episodes_page, registry, _params(request))
+async def episodes(request: Request, registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("episodes.html", views.episodes_page, registry, _params(request), viewer)
 
 
 @router.get("/episodes/{episode_id}", response_class=HTMLResponse)
-async def episode_detail(episode_id: str, request: Request, registry: RegistryDep) -> Response:
-    return await _render("episode.html", views.episode_page, registry, episode_id, _params(request), what="episode")
+async def episode_detail(episode_id: str, request: Request, registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("episode.html", views.episode_page, registry, episode_id, _params(request), viewer,
+                         what="episode")
 
 
 @router.get("/static/{name}")

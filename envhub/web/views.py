@@ -3,6 +3,11 @@
 Task facts come from `Registry.task_info`/`env_info`, the same functions the JSON API uses, so a
 page and `/v1/tasks/{id}` never disagree. Hidden task files (tests/, solution/) are never read
 here: only `task.yaml`, `prompt.md`, the family's tool specs and the validation record.
+
+Recorded episodes are their owners' (`envhub.store.viewer`): every page shows the aggregates
+(counts, rewards, failure classes, timings, charts) of all of them, and lists, links and replays
+only the reader's own (every one for an admin key); the replay of a system run's actions is an
+admin's alone.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from envhub.errors import NotFound
 from envhub.registry import Registry
 from envhub.store.stats import latency_summary, percentile
+from envhub.store.viewer import Viewer, is_system_run
 from envhub.tasks.model import Task
 from envhub.web import charts, usage
 
@@ -67,11 +73,11 @@ def group(registry: Registry, task: Task) -> str:
 
 # -- pages ---------------------------------------------------------------------------------------
 
-def index(registry: Registry) -> dict[str, Any]:
+def index(registry: Registry, viewer: Viewer) -> dict[str, Any]:
     tasks = registry.served()
     statuses = {t.id: registry.status(t) for t in tasks}
     counts, err = _store_read(registry, lambda s: s.counts("env"), {})
-    recent, _ = _store_read(registry, lambda s: s.episodes(limit=10)[0], [])
+    recent, _ = _store_read(registry, lambda s: s.episodes(viewer=viewer, limit=10)[0], [])
     envs = []
     for name in registry.families:
         health = Counter(statuses[t.id] for t in tasks if t.family == name)
@@ -83,16 +89,16 @@ def index(registry: Registry) -> dict[str, Any]:
     return {"envs": envs, "recent": recent, "store_error": err, "task_total": len(tasks)}
 
 
-def env_page(registry: Registry, name: str, base_url: str = "http://127.0.0.1:8000") -> dict[str, Any]:
+def env_page(registry: Registry, name: str, viewer: Viewer, base_url: str = "http://127.0.0.1:8000") -> dict[str, Any]:
     info = registry.env_info(name)  # NotFound for an unknown family
     tasks = [t for t in registry.served() if t.family == name]
     example = next((t for t in sorted(tasks, key=lambda t: t.id) if registry.status(t) == "validated"),
                    min(tasks, key=lambda t: t.id, default=None))
-    policies, _ = _store_read(registry, lambda s: s.by_policy(env=name), [])
+    policies, _ = _store_read(registry, lambda s: s.by_policy(viewer=viewer, env=name), [])
     health = Counter(registry.status(t) for t in tasks)
     outcomes, err = _store_read(registry, lambda s: s.outcomes(env=name), [])
     samples, _ = _store_read(registry, lambda s: s.latency_samples(env=name), {})
-    recent, _ = _store_read(registry, lambda s: s.episodes(env=name, limit=10)[0], [])
+    recent, _ = _store_read(registry, lambda s: s.episodes(viewer=viewer, env=name, limit=10)[0], [])
     return {"info": info, "health": {s: health.get(s, 0) for s in STATUSES}, "store_error": err,
             "recent": recent, "episodes": len(outcomes),
             "latency": latency_summary(samples, len(outcomes)) if samples else None,
@@ -138,7 +144,7 @@ def tasks_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
             "store_error": err}
 
 
-def task_page(registry: Registry, task_id: str) -> dict[str, Any]:
+def task_page(registry: Registry, task_id: str, viewer: Viewer) -> dict[str, Any]:
     task = registry.catalog.get(task_id)
     if task.family not in registry.families:
         raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
@@ -146,9 +152,9 @@ def task_page(registry: Registry, task_id: str) -> dict[str, Any]:
     record = {k: v for k, v in (task.validation_record() or {}).items() if k != "key"}
     outcomes, err = _store_read(registry, lambda s: s.outcomes(task_id=task.id), [])
     samples, _ = _store_read(registry, lambda s: s.latency_samples(task_id=task.id), {})
-    recent, _ = _store_read(registry, lambda s: s.episodes(task_id=task.id, limit=20)[0], [])
+    recent, _ = _store_read(registry, lambda s: s.episodes(viewer=viewer, task_id=task.id, limit=20)[0], [])
     by_harness, _ = _store_read(registry, lambda s: s.by_harness(task_id=task.id), {})
-    policies, _ = _store_read(registry, lambda s: s.by_policy(task_id=task.id), [])
+    policies, _ = _store_read(registry, lambda s: s.by_policy(viewer=viewer, task_id=task.id), [])
     return {"policies": _rates(policies), "info": info, "by_harness": by_harness, "task": task,
             "tools": registry.families[task.family].task_tool_specs(task),
             "limits": task.config.limits.model_dump(), "record": record, "groups": check_groups(record),
@@ -183,18 +189,23 @@ def oracle_flake(record: dict[str, Any]) -> dict[str, Any] | None:
     return {"short": short, "runs": len(rewards), "rate": short / len(rewards)}
 
 
-def episodes_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
+def episodes_page(registry: Registry, params: dict[str, str], viewer: Viewer) -> dict[str, Any]:
+    """The reader's episodes, and how many there are of everyone's (an aggregate)."""
     page = _page(params)
     filters = {"env": params.get("env") or None, "task_id": params.get("task") or None,
                "failure_class": params.get("outcome") or None}
-    (rows, total), err = _store_read(
-        registry, lambda s: s.episodes(**filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
+    (rows, total), err = _store_read(registry, lambda s: s.episodes(
+        viewer=viewer, **filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
+    everyone, _ = _store_read(registry, lambda s: s.total(env=filters["env"], task_id=filters["task_id"]), 0)
     return {"rows": rows, "paging": Paging(page=page, per=PAGE_SIZE, total=total), "filters": params,
-            "families": list(registry.families), "outcomes": charts.OUTCOMES, "store_error": err}
+            "families": list(registry.families), "outcomes": charts.OUTCOMES, "store_error": err,
+            "everyone": everyone, "admin": viewer.admin}
 
 
-def episode_page(registry: Registry, episode_id: str, params: dict[str, str]) -> dict[str, Any]:
-    detail, err = _store_read(registry, lambda s: s.episode(episode_id), None)
+def episode_page(registry: Registry, episode_id: str, params: dict[str, str], viewer: Viewer) -> dict[str, Any]:
+    """One of the reader's episodes (unknown to anyone else), its trajectory unless it is a system
+    run's and the reader no admin."""
+    detail, err = _store_read(registry, lambda s: s.episode(episode_id, viewer=viewer), None)
     if err:
         raise StoreDown(err)
     if detail is None:
@@ -202,10 +213,11 @@ def episode_page(registry: Registry, episode_id: str, params: dict[str, str]) ->
     total = detail.step_count
     wanted_step = _int(params.get("step"), 0)
     page = (wanted_step - 1) // STEP_PAGE + 1 if wanted_step > 0 else _page(params)
-    (steps, total), _ = _store_read(
-        registry, lambda s: s.steps(episode_id, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
+    (steps, total), _ = _store_read(registry, lambda s: s.steps(
+        episode_id, viewer=viewer, offset=(page - 1) * STEP_PAGE, limit=STEP_PAGE), ([], total))
     task = registry.catalog.tasks.get(detail.task_id)
     return {"ep": detail, "steps": steps, "paging": Paging(page=page, per=STEP_PAGE, total=total),
+            "actions_hidden": is_system_run(detail.policy_version) and not viewer.admin,
             "task_known": task is not None, "prompt": task.prompt if task else None,
             "timings": timing_rows(detail.reset_s, detail.verify_s, detail.timings), "store_error": None}
 

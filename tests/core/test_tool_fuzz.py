@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 from envhub.config import REPO_ROOT, Settings, get_settings
 from envhub.errors import AgentError
 from envhub.server.thread import ThreadedServer, serve_in_thread
+from envhub.store import OPERATOR
 from envhub.tools import DATE_MAX, DATE_MIN, Param, Tool
 from envhub.verify import runtime
 
@@ -226,6 +227,6 @@ def test_no_tool_input_is_an_environment_fault(server: ThreadedServer, family: s
             retire()
     deadline = time.monotonic() + 60  # the store's writer batches in the background
     for sid, steps in made.items():
-        while (recorded := hub.store.steps(sid)[1]) < steps and time.monotonic() < deadline:
+        while (recorded := hub.store.steps(sid, viewer=OPERATOR)[1]) < steps and time.monotonic() < deadline:
             time.sleep(0.1)
         assert recorded == steps, f"{steps} steps made in {sid}, {recorded} recorded"

@@ -14,7 +14,7 @@ from websockets.sync.client import connect
 from envhub.client import EnvClient, auth_headers
 from envhub.conformance import ConformanceSuite
 from envhub.errors import Unauthorized
-from envhub.server.auth import Access, parse_entries
+from envhub.server.auth import Access, new_key, parse_entries
 from envhub.server.thread import serve_in_thread
 from tests.conftest import make_settings
 from tests.security.conftest import ECHO_ONLY_SECRET, KEY, SECRET, bearer
@@ -126,11 +126,11 @@ def test_another_key_cannot_reach_a_session(keyed_server):
 
 def test_registry_and_health_stay_public_unless_configured(keyed_server):
     """Without a key the registry and /health answer (public_reads); with public_reads off they are 401."""
-    for path in ("/health", "/v1/envs", "/v1/tasks?env=echo", "/", "/envs/echo/schema"):
+    for path in ("/health", "/v1/envs", "/v1/tasks?env=echo", "/", "/envs/echo/schema", "/v1/episodes/summary"):
         assert httpx.get(keyed_server.url + path).status_code == 200, path
     closed = make_settings(families=["echo"], auth="on", api_keys=KEY.entry(), public_reads=False)
     with serve_in_thread(closed) as server:
-        for path in ("/health", "/v1/envs", "/", "/metrics"):
+        for path in ("/health", "/v1/envs", "/", "/metrics", "/v1/episodes/summary"):
             assert httpx.get(server.url + path).status_code == 401, path
             assert httpx.get(server.url + path, headers=bearer(SECRET)).status_code == 200, path
 
@@ -181,3 +181,55 @@ def test_websocket_connection_cannot_reach_another_connections_session(open_serv
         state = httpx.get(f"{open_server.url}/v1/sessions/{created['session_id']}",
                           headers=bearer(created["client_token"]))
         assert state.status_code == 200
+
+
+# -- recorded episodes: their owners' -------------------------------------------------------------
+def test_recorded_episodes_are_their_owners_and_an_admins(data_dir):
+    """Key B (or no key) cannot list or read key A's recorded trajectory, over the API or the replay
+    page; an admin key reads every one; an oracle run's actions are the admin's alone."""
+    from tests.store.conftest import echo_settings
+    from tests.web.conftest import wait_recorded
+
+    admin_secret, admin = new_key("ops", admin=True)
+    other_secret, other = new_key("tenant-b")
+    settings = echo_settings(data_dir, auth="on", api_keys=";".join(e.entry() for e in (KEY, other, admin)))
+    with serve_in_thread(settings) as server:
+        ids = {}
+        for name, policy, said in (("run", "p1", "TRAJECTORY-SECRET done"), ("oracle", "envhub:oracle", "done")):
+            with EnvClient(server.url, api_key=SECRET) as owner, \
+                    owner.session("echo", task_id="echo/say-done", policy_version=policy) as s:
+                s.step("echo", message=said)
+                s.verify()
+            ids[name] = s.id
+            wait_recorded(settings.store_url, s.id, steps=1)
+        url = server.url
+        for headers in (bearer(other_secret), {}):
+            listed = httpx.get(url + "/v1/episodes", headers=headers)
+            assert (listed.status_code, listed.json().get("total")) == ((200, 0) if headers else (401, None))
+            for sid in ids.values():
+                assert httpx.get(f"{url}/v1/episodes/{sid}", headers=headers).status_code == (404 if headers else 401)
+                page = httpx.get(f"{url}/episodes/{sid}", headers=headers)
+                assert page.status_code == 404 and "TRAJECTORY-SECRET" not in page.text
+            index = httpx.get(url + "/episodes", headers=headers).text
+            assert 'data-everyone="2"' in index and not any(sid in index for sid in ids.values())
+        summary = httpx.get(url + "/v1/episodes/summary").json()  # public reads: the aggregates
+        assert summary["episodes"] == summary["verified"] == 2 and "TRAJECTORY" not in str(summary)
+        mine = httpx.get(f"{url}/v1/episodes/{ids['run']}", headers=bearer(SECRET)).json()
+        assert "TRAJECTORY-SECRET" in mine["steps"][0]["arguments"]["message"]
+        assert httpx.get(f"{url}/v1/episodes/{ids['oracle']}", headers=bearer(SECRET)).json()["steps"] == []
+        assert "TRAJECTORY-SECRET" in httpx.get(f"{url}/episodes/{ids['run']}", headers=bearer(SECRET)).text
+        everything = httpx.get(url + "/v1/episodes", headers=bearer(admin_secret)).json()
+        assert {e["id"] for e in everything["episodes"]} == set(ids.values())
+        oracle = httpx.get(f"{url}/v1/episodes/{ids['oracle']}", headers=bearer(admin_secret)).json()
+        assert oracle["steps"][0]["arguments"] == {"message": "done"}
+        assert 'id="actions-hidden"' not in httpx.get(f"{url}/episodes/{ids['oracle']}",
+                                                       headers=bearer(admin_secret)).text
+
+
+def test_an_admin_key_entry_round_trips():
+    """`admin` in a key entry marks the key; nothing else does."""
+    _, admin = new_key("ops", admin=True)
+    assert admin.entry().endswith("  admin") and parse_entries(admin.entry(), "test")[0].admin
+    assert not parse_entries(KEY.entry(), "test")[0].admin
+    with pytest.raises(ValueError, match="unknown option"):
+        parse_entries(KEY.entry() + " admin=yes", "test")

@@ -20,6 +20,7 @@ from envhub.errors import EpisodeOver, RequestError
 from envhub.server.encoding import dumps
 from envhub.server.problems import problem_for
 from envhub.spec import Observation
+from envhub.store import OPERATOR
 from tests.conftest import running_hub
 from tests.security.conftest import RawWs, bearer
 
@@ -133,7 +134,7 @@ async def test_unencodable_observation_is_answered_and_stored_escaped(data_dir, 
     async with running_hub(Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"])) as hub:
         sid = await run_episode(hub, ["a\ud800b", "nul\x00byte"])
         assert await hub.store.writer.flush()
-        steps, total = hub.store.steps(sid)
+        steps, total = hub.store.steps(sid, viewer=OPERATOR)
         assert total == 2 and hub.store.writer.dropped == 0
         stored = json.dumps([(s.observation, s.arguments) for s in steps], ensure_ascii=False)
         # Kept, as visible escapes (the core refuses these arguments, and logs them escaped).

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import httpx
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamablehttp_client
@@ -10,6 +11,14 @@ from envhub.client import AsyncEnvClient
 from envhub.config import REPO_ROOT
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from tests.conftest import make_settings
+
+JSON = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+
+
+def _call(name: str, arguments: dict, id: int = 2) -> dict:
+    return {"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 #: (task, harness): a full oracle episode in each family, one through a skin.
 EPISODES = [("echo/say-done", "plain"), ("terminal/count-error-lines", "plain"),
@@ -53,14 +62,15 @@ async def test_an_mcp_client_plays_a_whole_episode(server: ThreadedServer, task_
 
 
 async def test_another_callers_session_is_unknown_over_mcp(server: ThreadedServer) -> None:
-    """The MCP endpoint keeps session ownership: without the owner's token, the session does not exist."""
+    """The MCP endpoint keeps session ownership: without the owner's token, the session does not exist
+    (404 for every message, `initialize` included), and nothing is done to it."""
     async with AsyncEnvClient(server.url) as envhub:
         created = await envhub.reset("echo", "echo/say-done")
+    url = f"{server.url}/v1/sessions/{created.session_id}/mcp"
     stranger = {"Authorization": "Bearer someone-else-entirely-0123456789"}
     for headers in (stranger, {}):
-        async with streamablehttp_client(f"{server.url}/v1/sessions/{created.session_id}/mcp",
-                                         headers=headers) as (read, write, _), ClientSession(read, write) as mcp:
-            await mcp.initialize()
-            result = await mcp.call_tool("verify", {})
-        assert result.isError and "unknown session" in result.content[0].text
+        for body in (INIT, _call("verify", {})):
+            r = httpx.post(url, json=body, headers={**JSON, **headers})
+            assert r.status_code == 404 and r.json()["error"]["code"] == -32600, r.text
+            assert "unknown session" in r.json()["error"]["message"]
     assert server.app.state.hub.manager.sessions[created.session_id].result is None  # nothing was judged

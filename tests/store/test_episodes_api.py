@@ -1,4 +1,7 @@
-"""`/v1/episodes` over a real server and store, through both clients; the client's own docstring."""
+"""`/v1/episodes` over a real server and store, through both clients; the client's own docstring.
+
+Episodes belong to whoever ran them: the fixture's episodes are one client token's, and another
+token (a second tenant) sees none of them, only the aggregates of `/v1/episodes/summary`."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pytest
 
 import envhub.client
@@ -22,11 +26,15 @@ from envhub.server.thread import serve_in_thread
 from tests.store.conftest import echo_settings
 from tests.web.conftest import wait_recorded
 
+#: The client token the fixture's episodes are recorded under (the server runs without keys).
+OWNER = "episodes-api-owner-token-0001"
+OTHER = "episodes-api-second-tenant-002"
+
 
 @pytest.fixture
 def recorded_server(data_dir: Path):
-    """An echo server with its own store, holding three finished episodes under two policies."""
-    with serve_in_thread(echo_settings(data_dir)) as server, EnvClient(server.url) as client:
+    """An echo server with its own store, holding three finished episodes of OWNER under two policies."""
+    with serve_in_thread(echo_settings(data_dir)) as server, EnvClient(server.url, api_key=OWNER) as client:
         ids = {}
         for name, policy, messages in (("p1-ok", "p1", ["hello", "done"]), ("p1-wrong", "p1", ["nope"]),
                                        ("p2-ok", "p2", ["done"])):
@@ -42,7 +50,7 @@ def recorded_server(data_dir: Path):
 
 def test_episodes_filter_and_carry_the_trajectory(recorded_server) -> None:
     server, ids = recorded_server
-    with EnvClient(server.url) as client:
+    with EnvClient(server.url, api_key=OWNER) as client:
         everything = client.episodes()
         assert everything["total"] == 3 and {e["id"] for e in everything["episodes"]} == set(ids.values())
         p1 = client.episodes(policy_version="p1")
@@ -66,6 +74,27 @@ def test_episodes_filter_and_carry_the_trajectory(recorded_server) -> None:
             client.episode("nosuch")
 
 
+def test_a_second_tenant_sees_nothing_of_the_first_but_counts(recorded_server) -> None:
+    """Another client token lists none of the owner's episodes and gets 404 for each; anyone reads the
+    aggregates, which hold no id, owner, policy or action."""
+    server, ids = recorded_server
+    with EnvClient(server.url, api_key=OTHER) as other:
+        assert other.episodes() == {"protocol": other.episodes()["protocol"], "episodes": [], "total": 0}
+        for sid in ids.values():
+            with pytest.raises(NotFound, match="no episode"):
+                other.episode(sid)
+    anonymous = httpx.get(f"{server.url}/v1/episodes/{ids['p1-ok']}")
+    assert anonymous.status_code == 404  # without a token: a fresh identity, which owns nothing
+    summary = httpx.get(f"{server.url}/v1/episodes/summary", params={"env": "echo"})
+    assert summary.status_code == 200, summary.text
+    body = summary.json()
+    assert body["episodes"] == 3 and body["failure_classes"] == {"ok": 3}
+    assert body["mean_reward"] == round(2 / 3, 4) and (body["verified"], body["solved"]) == (3, 2)
+    assert body["latency"]["episodes"] == 3
+    text = summary.text
+    assert not any(sid in text for sid in ids.values()) and "p1" not in text and "hello" not in text
+
+
 def test_cli_episodes_filters_by_policy(recorded_server, data_dir: Path) -> None:
     """`envhub episodes` reads the same store, with the same filters, and says which store it read."""
     _, ids = recorded_server
@@ -84,7 +113,7 @@ def test_async_client_lists_tasks_and_episodes(recorded_server) -> None:
     server, ids = recorded_server
 
     async def main() -> tuple[list, dict, dict]:
-        async with AsyncEnvClient(server.url) as client:
+        async with AsyncEnvClient(server.url, api_key=OWNER) as client:
             return (await client.tasks(env="echo"), await client.episodes(policy_version="p2"),
                     await client.episode(ids["p2-ok"]))
 

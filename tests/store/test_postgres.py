@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from envhub.store import OPERATOR
 
 pytestmark = pytest.mark.postgres
 PG_BIN = Path("/usr/lib/postgresql/15/bin")
@@ -77,10 +78,10 @@ async def test_round_trip(postgres: Postgres, data_dir: Path, hub_with_store, ru
         assert hub.store is not None and hub.store.engine.dialect.name == "postgresql"
         sid = await run_episode(hub, ["<b>x</b>", "done"], policy="p1")
         assert await hub.store.writer.flush()
-        ep = hub.store.episode(sid)
+        ep = hub.store.episode(sid, viewer=OPERATOR)
         assert ep is not None and (ep.reward, ep.step_count, ep.policy_version) == (1.0, 2, "p1")
         assert ep.ended_at is not None and ep.created_at.tzinfo is not None
-        assert [s.observation for s in hub.store.steps(sid)[0]] == ["<b>x</b>", "done"]
+        assert [s.observation for s in hub.store.steps(sid, viewer=OPERATOR)[0]] == ["<b>x</b>", "done"]
         assert hub.store.latency(task_id="echo/say-done").episodes >= 1
     finally:
         await hub.stop()
@@ -104,7 +105,35 @@ async def test_lost_connection_buffers_then_flushes(postgres: Postgres, data_dir
         finally:
             postgres.start()
         assert await hub.store.writer.flush(timeout_s=60)
-        ep = hub.store.episode(sid)
+        ep = hub.store.episode(sid, viewer=OPERATOR)
         assert ep is not None and ep.step_count == 3 and ep.reward == 1.0 and hub.store.writer.dropped == 0
     finally:
         await hub.stop()
+
+
+def test_a_store_made_before_owners_gains_the_column_and_keeps_its_rows(postgres: Postgres) -> None:
+    """The schema step on PostgreSQL: a store without `owner` gets the column and its index in place."""
+    from sqlalchemy import inspect
+
+    from envhub.store import EpisodeStore
+
+    first = EpisodeStore(postgres.url)
+    try:
+        assert first.total() >= 0  # makes the schema
+        with first.engine.begin() as conn:  # as an earlier version left it: no owner, one episode
+            conn.exec_driver_sql("ALTER TABLE episodes DROP COLUMN owner")
+            conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, created_at, step_count, detail, "
+                                 "timings) VALUES ('pg-old-1', 'echo', 'echo/say-done', 'plain', now(), 0, '', '{}')")
+    finally:
+        first.engine.dispose()
+    store = EpisodeStore(postgres.url)
+    try:
+        old = store.episode("pg-old-1", viewer=OPERATOR)
+        assert old is not None and old.task_id == "echo/say-done"
+        inspector = inspect(store.engine)
+        assert "owner" in {c["name"] for c in inspector.get_columns("episodes")}
+        assert "ix_episodes_owner_created" in {i["name"] for i in inspector.get_indexes("episodes")}
+    finally:
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("DELETE FROM episodes WHERE id = 'pg-old-1'")
+        store.engine.dispose()

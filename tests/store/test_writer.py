@@ -13,6 +13,7 @@ from pathlib import Path
 from prometheus_client import REGISTRY
 
 from envhub.config import REPO_ROOT, Settings
+from envhub.store import OPERATOR
 from tests.conftest import running_hub
 from tests.store.conftest import echo_settings
 
@@ -38,13 +39,13 @@ async def test_round_trip_through_the_hub(data_dir: Path, run_episode) -> None:
         assert hub.store is not None and hub.store.writer in hub.manager.observers
         sid = await run_episode(hub, ["hello", "done"], policy="policy-7")
         assert await hub.store.writer.flush()
-        ep = hub.store.episode(sid)
+        ep = hub.store.episode(sid, viewer=OPERATOR)
         assert ep is not None
         assert (ep.env, ep.task_id, ep.harness, ep.policy_version) == ("echo", "echo/say-done", "plain", "policy-7")
         assert (ep.reward, ep.passed, ep.failure_class, ep.step_count) == (1.0, True, "ok", 2)
         assert ep.ended_at is not None and ep.reset_s is not None and ep.verify_s is not None
         assert [(c.id, c.passed) for c in ep.checks] == [("said-done", True)]
-        steps, total = hub.store.steps(sid)
+        steps, total = hub.store.steps(sid, viewer=OPERATOR)
         assert total == 2 and [s.observation for s in steps] == ["hello", "done"]
         assert steps[0].arguments == {"message": "hello"} and steps[0].tool == "echo"
         lat = hub.store.latency(task_id="echo/say-done")
@@ -57,7 +58,7 @@ async def test_long_observations_are_bounded(data_dir: Path, hub_with_store, run
     try:
         sid = await run_episode(hub, ["x" * 50_000], verify=False)
         assert await hub.store.writer.flush()
-        (step,), _ = hub.store.steps(sid)
+        (step,), _ = hub.store.steps(sid, viewer=OPERATOR)
         assert len(step.observation) == 4000 and step.observation_cut
         assert step.arguments_cut and isinstance(step.arguments, str) and len(step.arguments) == 8000
     finally:
@@ -81,12 +82,12 @@ async def test_locked_database_buffers_without_blocking_steps_then_flushes(data_
             assert store.writer.pending > 0, "events should wait in the buffer while the database is locked"
             assert metric("envhub_store_write_errors_total") > errors_before
             assert metric("envhub_store_pending") == store.writer.pending
-            assert store.episode(sid) is None  # readers still work (WAL); the episode is not there yet
+            assert store.episode(sid, viewer=OPERATOR) is None  # readers work (WAL); the episode is not there yet
             assert time.monotonic() - started < 5.0  # verify ran; no step waited on the database
         assert await store.writer.flush(timeout_s=30)
-        ep = store.episode(sid)
+        ep = store.episode(sid, viewer=OPERATOR)
         assert ep is not None and ep.step_count == 21 and ep.reward == 1.0 and ep.ended_at is not None
-        assert store.steps(sid)[1] == 21
+        assert store.steps(sid, viewer=OPERATOR)[1] == 21
         assert store.writer.dropped == 0
     finally:
         await hub.stop()
@@ -126,9 +127,9 @@ async def test_unwritable_database_at_shutdown_spills_and_replays(data_dir: Path
     await hub2.start()
     try:
         assert hub2.store is not None and await hub2.store.writer.flush()
-        ep = hub2.store.episode(sid)
+        ep = hub2.store.episode(sid, viewer=OPERATOR)
         assert ep is not None and ep.step_count == 3 and ep.reward == 1.0
-        assert hub2.store.steps(sid)[1] == 3
+        assert hub2.store.steps(sid, viewer=OPERATOR)[1] == 3
         assert not list((data_dir / "store-spill").glob("spill-*.jsonl"))
     finally:
         await hub2.stop()
@@ -146,7 +147,8 @@ async def test_an_unwritable_event_is_dropped_alone(data_dir: Path, hub_with_sto
         sid = await run_episode(hub, ["done"])
         assert await store.writer.flush()
         assert store.writer.dropped == 1
-        assert store.episode("bad") is None and store.episode(sid) is not None
+        assert store.episode("bad", viewer=OPERATOR) is None
+        assert store.episode(sid, viewer=OPERATOR) is not None
     finally:
         await hub.stop()
 
@@ -169,7 +171,7 @@ async def test_results_are_kept_per_harness(data_dir: Path) -> None:
         assert {h: (s.episodes, s.mean_reward) for h, s in info.by_harness.items()} == {"plain": (2, 1.0),
                                                                                       "mcp": (1, 0.0)}
         assert info.by_harness["mcp"].failure_classes == {"ok": 1}
-        assert task_page(hub.registry, "echo/say-done")["by_harness"]["plain"]["mean_reward"] == 1.0
+        assert task_page(hub.registry, "echo/say-done", OPERATOR)["by_harness"]["plain"]["mean_reward"] == 1.0
 
 
 def _header(eid: str):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envhub.config import REPO_ROOT, get_settings
-from envhub.store import EpisodeStore
+from envhub.store import OPERATOR, EpisodeStore
 from envhub.verify import runtime
 
 HTML_PROMPT = 'Say <script>alert("xss")</script> & <b>done</b>.'
@@ -64,9 +64,9 @@ def wait_recorded(store_url: str, episode_id: str, *, steps: int, verified: bool
     deadline = time.monotonic() + timeout_s
     try:
         while time.monotonic() < deadline:
-            ep = store.episode(episode_id)
+            ep = store.episode(episode_id, viewer=OPERATOR)
             if ep and ep.step_count >= steps and ep.ended_at and (ep.failure_class or not verified):
-                if store.steps(episode_id, limit=1)[1] >= steps:
+                if store.steps(episode_id, limit=1, viewer=OPERATOR)[1] >= steps:
                     return
             time.sleep(0.1)
     finally:

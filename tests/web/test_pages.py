@@ -168,3 +168,42 @@ def test_static_files_only_from_the_allowlist(client: TestClient) -> None:
     assert client.get("/static/app.js").status_code == 200
     assert client.get("/static/..%2F..%2Fconfig.py").status_code == 404
     assert client.get("/static/views.py").status_code == 404
+
+
+STRANGER = {"Authorization": "Bearer web-tests-second-tenant-0"}
+
+
+@pytest.mark.parametrize("headers", [STRANGER, {"Authorization": ""}], ids=["second-tenant", "no-credential"])
+def test_another_reader_sees_the_counts_and_nothing_else(client: TestClient, episodes: dict[str, str],
+                                                         headers: dict[str, str]) -> None:
+    """A second tenant (or a browser without a credential) gets the replay page as a 404, lists none
+    of the owner's episodes and links none, but reads the same counts, charts and latencies."""
+    for sid in episodes.values():
+        page = client.get(f"/episodes/{sid}", headers=headers)
+        assert page.status_code == 404 and 'id="not-found"' in page.text
+        assert "onerror" not in page.text and "pol-" not in page.text
+    listing = client.get("/episodes", headers=headers).text
+    assert 'data-total="0"' in listing and 'data-everyone="3"' in listing
+    pages = {u: client.get(u, headers=headers).text for u in ("/", "/envs/echo", "/tasks/echo/say-done", "/episodes")}
+    for url, text in pages.items():
+        assert not any(sid in text for sid in episodes.values()), url  # no episode is linked
+        assert "pol-&lt;1&gt;" not in text, url  # nor its policy
+    assert 'class="episode-count" href="/episodes?env=echo">3</a>' in pages["/"]  # the counts stay
+    row = pages["/tasks/echo/say-done"].split('<tr data-op="reset">', 1)[1].split("</tr>", 1)[0]
+    assert "<td class=\"num\">1</td>" in row
+
+
+def test_a_system_runs_replay_keeps_its_actions_from_its_owner(client: TestClient, episodes: dict[str, str],
+                                                               recorded) -> None:
+    """An oracle run's page shows its owner the verdict and step count, never the actions."""
+    r = client.post("/v1/sessions", json={"env": "echo", "task_id": "echo/say-done", "policy_version": "envhub:oracle"})
+    sid = r.json()["session_id"]
+    secret = "ORACLE-ANSWER-done"
+    client.post(f"/v1/sessions/{sid}/step", json={"action": {"tool": "echo", "arguments": {"message": secret}}})
+    client.post(f"/v1/sessions/{sid}/verify", json={})
+    client.delete(f"/v1/sessions/{sid}")
+    recorded(client.settings.store_url, sid, steps=1)  # type: ignore[attr-defined]
+    page = html(client, f"/episodes/{sid}")
+    assert 'id="actions-hidden"' in page and secret not in page and 'id="episode-steps">1</dd>' in page
+    api = client.get(f"/v1/episodes/{sid}").json()
+    assert api["step_count"] == 1 and api["steps"] == [] and secret not in str(api)
