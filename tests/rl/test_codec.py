@@ -1,4 +1,5 @@
-"""The chat codec with SmolLM2's real tokenizer and ChatML template (rl.md §6.4 rules 2-4)."""
+"""The chat codec with a ChatML tokenizer (the torch-free one, and SmolLM2's real one where the rl
+extra is installed) and its template (rl.md §6.4 rules 2-4)."""
 
 from __future__ import annotations
 
@@ -55,10 +56,10 @@ def test_observation_is_a_suffix_render_not_isolated_tokenisation(codec, tokeniz
     assert tokenizer.decode(obs) == "<|im_start|>tool\nhello world<|im_end|>\n<|im_start|>assistant\n"
 
 
-def test_noncanonical_ids_decode_but_do_not_reencode(tokenizer) -> None:
-    """The premise of rule 2: [88, 11222, 905] reads "hello world", which encodes differently."""
-    assert tokenizer.decode([88, 11222, 905]) == "hello world"
-    assert enc(tokenizer, "hello world") != [88, 11222, 905]
+def test_noncanonical_ids_decode_but_do_not_reencode(tokenizer, noncanonical) -> None:
+    """The premise of rule 2: some ids read "hello world", which encodes differently."""
+    assert tokenizer.decode(noncanonical) == "hello world"
+    assert enc(tokenizer, "hello world") != noncanonical
 
 
 @pytest.mark.parametrize(("text", "tool", "args"), [

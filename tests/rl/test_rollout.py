@@ -38,13 +38,13 @@ def run(url: str, policy, tok, task: str = TASK, cfg: RolloutConfig = CFG):
     return asyncio.run(go())
 
 
-def test_oracle_episode_is_token_exact_and_rewarded(db_server, tokenizer) -> None:
+def test_oracle_episode_is_token_exact_and_rewarded(db_server, tokenizer, noncanonical) -> None:
     """Rule 2: each prompt sent to the engine is a prefix of the final ids; the sampled ids, including
-    non-canonical ones ([88, 11222, 905] = "hello world"), sit verbatim at mask 1."""
+    non-canonical ones (that read "hello world"), sit verbatim at mask 1."""
     tok = tokenizer
-    noncanonical = (enc(tok, '<tool_call>\n{"name": "search_accounts", "arguments": {"number": "ACC-101961", '
-                             '"note": "') + [88, 11222, 905] + enc(tok, '"}}\n</tool_call>') + [tok.eos_token_id])
-    turns = [noncanonical, call(tok, "submit_answer", answer=ANSWER)]
+    first_turn = (enc(tok, '<tool_call>\n{"name": "search_accounts", "arguments": {"number": "ACC-101961", '
+                           '"note": "') + noncanonical + enc(tok, '"}}\n</tool_call>') + [tok.eos_token_id])
+    turns = [first_turn, call(tok, "submit_answer", answer=ANSWER)]
     policy = ScriptedPolicy([list(t) for t in turns], tok.eos_token_id)
     t = run(db_server.url, policy, tok)
     assert t.failure_class == "ok" and t.reward == 1.0 and t.passed and t.finish_reason == "stop"
@@ -57,7 +57,8 @@ def test_oracle_episode_is_token_exact_and_rewarded(db_server, tokenizer) -> Non
         assert set(t.loss_mask[tr.start:tr.end]) == {1}
         assert t.policy_version[tr.start:tr.end] == [3] * len(ids)
     first = t.token_ids[sampled_turns[0].start:sampled_turns[0].end]
-    assert any(first[i:i + 3] == [88, 11222, 905] for i in range(len(first)))
+    n = len(noncanonical)
+    assert any(first[i:i + n] == noncanonical for i in range(len(first)))
     assert sum(t.loss_mask) == sum(len(x) for x in turns)  # everything else is masked (rule 4)
     assert t.prompt_len == len(policy.prompts[0])
 
