@@ -218,6 +218,10 @@ async def test_a_standby_lost_before_its_request_is_judged_cold_and_the_next_is_
     zygote = warm.warm.idle[0].proc.pid  # bubblewrap, then its children down to the zygote
     while Path(f"/proc/{zygote}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap"):
         zygote = _children(zygote)[0]
+    for _ in range(1000):  # the standby is forked after the answer: on a loaded machine it may come later
+        if _children(zygote):
+            break
+        await asyncio.sleep(0.01)
     [middle] = _children(zygote)  # the standby's first process (its init and verifier process below it)
     os.kill(middle, signal.SIGKILL)
     stat = Path(f"/proc/{middle}/stat")
