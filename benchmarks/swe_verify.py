@@ -1,15 +1,16 @@
 """SWE verify time per language, and what the trusted harness costs.
 
-For one task per language (or `--task ...`), the gold state is judged by the production verifier
-(`VerifierRunner`: verifier sandbox, jailed build and tests, honeypots) `-n` times; the median
-seconds are printed per task. The jail's own cost is measured apart: `true` run `-n` times with
+For one task per language (or `--task ...`), the gold state (with `--base`: the base, an agent
+that did nothing, whose failing tests and their twins may run to their own time limits) is judged
+by the production verifier (`VerifierRunner`: verifier sandbox, jailed build and tests, twins)
+`-n` times; the median seconds are printed per task. The jail's own cost is measured apart: `true` run `-n` times with
 and without the jail.
 
     .venv/bin/python benchmarks/swe_verify.py [-n 3] [--task swe/go/lru-evict ...] [--json]
 
 With `--split`, each task's gold state also goes through the verifier's phases one by one, timed
 (on the host, same code, same jail): restore (copy the state, restore protected paths), patch
-(the test patch and the honeypots), build, test, and parse (toolchain check, run set-up, report
+(the test patch and the twins), build, test, and parse (toolchain check, run set-up, report
 parsing); `verify_s` minus their sum is the verifier's own overhead (sandbox, Python, pytest).
 
 Compare with an older checkout by running the same script with that checkout first on
@@ -37,14 +38,15 @@ from environments.swe.repo import clone_base
 from verifiers import swe
 
 
-async def verify_gold(task: Task) -> tuple[float, float, str]:
+async def verify_gold(task: Task, gold: bool = True) -> tuple[float, float, str]:
     settings = get_settings()
     d = Path(tempfile.mkdtemp(prefix="bench-swe-", dir=settings.data_dir))
     d.chmod(0o755)
     try:
         clone_base(task, d / "repo")
         shutil.rmtree(d / "repo" / ".git")
-        swe.apply_patch(d / "repo", task.solution_dir / "gold.patch")
+        if gold:
+            swe.apply_patch(d / "repo", task.solution_dir / "gold.patch")
         backend = make_backend(settings)
         started = time.monotonic()
         try:
@@ -76,7 +78,13 @@ def split(task: Task) -> dict[str, float]:
         t1 = time.monotonic()
         if (tests / "test.patch").is_file():
             swe.apply_patch(repo, tests / "test.patch")
-        swe.swe_honeypots.plant(repo, cfg.language)
+        if hasattr(swe, "swe_twins"):  # twins; an older checkout planted fixed-shape honeypots
+            import random
+
+            plan = swe.swe_twins.plan(swe.swe_twins.load(tests), swe.load_tests_json(task.path)[0], random.Random())
+            swe.swe_twins.plant(repo, cfg.language, plan.copies)
+        else:
+            swe.swe_honeypots.plant(repo, cfg.language)
         t2 = time.monotonic()
         run = swe.run_suite(repo, cfg)
         t3 = time.monotonic()
@@ -110,13 +118,14 @@ def main() -> None:
     ap.add_argument("--task", action="append", default=[])
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--split", action="store_true", help="also time restore, patch, build, test, parse")
+    ap.add_argument("--base", action="store_true", help="judge the base (an agent that did nothing), not the gold fix")
     args = ap.parse_args()
     ids = args.task or [f"swe/{d.name}/{sorted(x.name for x in d.iterdir())[0]}"
                         for d in sorted((REPO_ROOT / "tasks" / "swe").iterdir())]
     rows = []
     for task_id in ids:
         task = Task.load(REPO_ROOT / "tasks" / task_id)
-        runs = [asyncio.run(verify_gold(task)) for _ in range(args.n)]
+        runs = [asyncio.run(verify_gold(task, gold=not args.base)) for _ in range(args.n)]
         rows.append({"task": task_id, "median_s": round(statistics.median(r[0] for r in runs), 2),
                      "rewards": [r[1] for r in runs], "classes": sorted({r[2] for r in runs})})
         if args.split:

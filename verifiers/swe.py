@@ -7,8 +7,9 @@ A task's `tests/test_swe.py` is two lines:
 `grade()` (run once, cached) copies the read-only final state to a scratch folder, drops `.git`
 (the agent controls it), restores the task's `protected_paths` from `tests/protected.tar` (the
 base versions, shipped with the hidden tests; protected files the agent added are deleted),
-applies `tests/test.patch` with `git apply` (no fuzz), plants two honeypot tests (one must pass,
-one must fail; fresh random names, `verifiers.swe_honeypots`), then runs `build` and
+applies `tests/test.patch` with `git apply` (no fuzz), plants twins of the required tests
+(copies with one expected value perturbed, and one exact copy; fresh random names, random places,
+`verifiers.swe_twins`), then runs `build` and
 `test_command` offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a
 fresh folder outside the repository. Only the report file the runner wrote there is parsed
 (`verifiers.swe_reports`); console text never counts.
@@ -17,7 +18,10 @@ The build and the tests run the agent's code, so they run in a jail (`jail_argv`
 their own pid, net and ipc namespaces, everything read-only but the repository, HOME/TMPDIR and
 the report folder. From there nothing can signal, trace or write to this process, which reads
 the report after the run. The runner itself runs inside the jail with the agent's code, so its
-report can still be forged from within: the honeypots expose that (`report_integrity`).
+report can still be forged from within (verdicts flipped through the framework's objects, the
+output rewritten, a pass exception, answers read from the calling test): whatever makes the
+required tests pass without the fix makes their twins pass too, and that exposes it
+(`report_integrity`).
 
 Outcomes: a missing toolchain or a jail that cannot start raises `EnvFault` (env_error, masked
 from training); the agent's code failing to build, a test patch that no longer applies, a run
@@ -35,6 +39,7 @@ import argparse
 import io
 import json
 import os
+import random
 import re
 import resource
 import shutil
@@ -50,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers import STATE, TASK, EnvFault, check
-from verifiers import swe_honeypots
+from verifiers import swe_twins
 from verifiers.swe_reports import PASSED, ReportError, Statuses, parse_file
 
 RESULT_MARKER = "ENVHUB-SWE-RESULT:"
@@ -114,8 +119,8 @@ class RunResult:
     timed_out: bool = False
     toolchain_error: str = ""
     harness_error: str = ""
-    #: planted test id -> whether it must pass (`verifiers.swe_honeypots`)
-    honeypots: dict[str, bool] = field(default_factory=dict)
+    #: copies of the suite's own tests planted for this run (`verifiers.swe_twins.Planted`)
+    copies: list[dict[str, Any]] = field(default_factory=list)
     #: ids the report listed more than once
     duplicates: list[str] = field(default_factory=list)
     #: whether the build and tests ran in the jail (`jail_available`)
@@ -461,9 +466,12 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
 
 
 def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, timeout_s: float | None = None,
-              test_args: str = "", honeypots: bool = False) -> RunResult:
+              test_args: str = "", twins: bool = False,
+              copies: list[tuple[str, int | None]] | None = None) -> RunResult:
     """Grade-style run over repository state `state` (not modified): copy, restore protected
-    paths, apply the test patch, plant the honeypot tests (with `honeypots`), build, test, parse."""
+    paths, apply the test patch, plant the twins and copies of the suite's own tests that grading
+    plants (with `twins`, from `tests/twins.json`), or exactly `copies` (validation), build, test,
+    parse."""
     cfg = SweConfig.from_task_dir(task_dir)
     tests = task_dir / "tests"
     scratch = Path(tempfile.mkdtemp(prefix="swe-repo-")) / "repo"
@@ -475,9 +483,12 @@ def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, tim
                 apply_patch(scratch, tests / "test.patch")
             except PatchError as e:
                 return RunResult(patch_error=str(e))
-        planted = swe_honeypots.plant(scratch, cfg.language) if honeypots else []
+        if copies is None and twins:
+            copies = swe_twins.plan(swe_twins.load(tests), load_tests_json(task_dir)[0], random.SystemRandom()).copies
+        planted = swe_twins.plant(scratch, cfg.language, copies) if copies else []
         result = run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args)
-        result.honeypots = {h.id: h.must_pass for h in planted}
+        swe_twins.resolve(planted, result.statuses)
+        result.copies = [asdict(c) for c in planted]
         return result
     finally:
         shutil.rmtree(scratch.parent, ignore_errors=True)
@@ -516,7 +527,7 @@ def grade(state: Path = STATE, task_dir: Path = TASK) -> Grade:
     """Run the task's tests once over the final state (cached for the checks of one verify)."""
     assert state.is_dir(), f"the final state {state} is missing"
     f2p, p2p = load_tests_json(task_dir)
-    run = run_state(state, task_dir, honeypots=True)
+    run = run_state(state, task_dir, twins=True)
     if run.toolchain_error or run.harness_error:
         raise EnvFault(run.problem())
     return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p, language=SweConfig.from_task_dir(task_dir).language)
@@ -543,9 +554,9 @@ def test_report_integrity() -> None:
     g = grade()
     problem = g.run.problem()
     assert not problem, problem
-    planted = [swe_honeypots.Honeypot(i, p) for i, p in g.run.honeypots.items()]
-    forged = swe_honeypots.check_report(g.run.statuses, g.run.duplicates, g.fail_to_pass + g.pass_to_pass, planted,
-                                        g.language)
+    planted = [swe_twins.Planted(**c) for c in g.run.copies]
+    forged = swe_twins.check_report(g.run.statuses, g.run.duplicates, g.fail_to_pass + g.pass_to_pass, planted,
+                                    g.language)
     assert not forged, "the test report is forged: " + "; ".join(forged)
 
 
@@ -558,10 +569,12 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--repo", type=Path, required=True)
     run.add_argument("--no-test-patch", action="store_true")
     run.add_argument("--timeout", type=float, default=None)
-    run.add_argument("--honeypots", action="store_true", help="plant the honeypot tests, as grading does")
+    run.add_argument("--twins", action="store_true", help="plant the twins and copies grading plants")
+    run.add_argument("--copies", default=None, help="plant these copies: JSON [[test id, literal index or null], ...]")
     args = ap.parse_args(argv)
+    copies = [(str(t), None if i is None else int(i)) for t, i in json.loads(args.copies)] if args.copies else None
     result = run_state(args.repo, args.task, apply_test_patch=not args.no_test_patch, timeout_s=args.timeout,
-                       honeypots=args.honeypots)
+                       twins=args.twins, copies=copies)
     result.build_output = result.build_output[-2000:]
     result.test_output = result.test_output[-2000:]
     sys.stdout.write("\n" + RESULT_MARKER + json.dumps(asdict(result)) + "\n")

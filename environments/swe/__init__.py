@@ -46,7 +46,7 @@ class SweFamily(Family):
     # The checkout the agent starts from, the oracle and mutator (here), the repeated
     # fail-before/pass-after runs and negative controls. The tools (env.py), the toolchain
     # installer and the importers serve the agent or the author, not the verdict.
-    judged_by = ("__init__.py", "repo.py", "validate.py", "controls.py", "settings.py")
+    judged_by = ("__init__.py", "repo.py", "validate.py", "controls.py", "forgers.py", "settings.py")
     settings_class = SweSettings
 
     def make(self, ctx: EnvContext) -> SweEnvironment:

@@ -104,3 +104,35 @@ def import_swebench(
     for p in out:
         console.print(f"imported → {p}")
     console.print(f"{len(out)} task(s); next: envhub validate " + " ".join(f"swe/{language}/{p.name}" for p in out))
+
+
+@app.command("twins")
+def twins_cmd(task_ids: list[str] = typer.Argument(None, help="SWE task ids (default: every SWE task)."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Find each task's twins (perturbed copies of its required tests that fail with the gold
+    patch) and write them to its tests/twins.json; `envhub validate` checks them again."""
+    from envhub.tasks.catalog import Catalog
+    from environments.swe.twins import write
+
+    tasks = [t for t in Catalog(get_settings().tasks_dir).for_family("swe")
+             if not task_ids or t.id in task_ids or t.id.removeprefix("swe/") in task_ids]
+    if task_ids and len(tasks) != len(set(task_ids)):
+        raise typer.BadParameter(f"unknown SWE task among {', '.join(task_ids)}")
+    rows = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, disable=as_json) as progress:
+        bar = progress.add_task("twins", total=len(tasks))
+        for task in tasks:
+            progress.update(bar, description=task.id)
+            started = time.monotonic()
+            found = write(task, log=lambda line: None)
+            rows.append({"task": task.id, "twins": len(found), "tests": len({t.test for t in found}),
+                         "seconds": round(time.monotonic() - started, 1)})
+            progress.advance(bar)
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table("task", "twins", "tests with twins", "seconds")
+    for r in rows:
+        table.add_row(r["task"], str(r["twins"]), str(r["tests"]), str(r["seconds"]))
+    console.print(table)

@@ -280,7 +280,7 @@ def forge_report(repo: Path, cfg: SweConfig, ids: list[str]) -> None:
     """The code under test forges the runner's report: on load it writes (or prints) a report in
     which the tests pass and exits 0 before the runner can write its own; in node it turns every
     assertion into a no-op; in Haskell the library's functions do it when first called. The
-    honeypots planted at verify time must expose it."""
+    twins planted at verify time must expose it."""
     lang = cfg.language
     if lang == "haskell":
         _forge_haskell(repo, cfg, ids)

@@ -7,12 +7,17 @@
    fresh copy, offline in a throwaway sandbox, with a private HOME/TMPDIR and fixed locale and
    time zone (`python3 -m verifiers.swe run`). Each test is classified per state as PASS, FAIL,
    ABSENT or FLAKY.
-3. Rules: FAIL_TO_PASS non-empty, each FAIL/ABSENT before and PASS after, never flaky;
+   Rules: FAIL_TO_PASS non-empty, each FAIL/ABSENT before and PASS after, never flaky;
    PASS_TO_PASS at least 5, each PASS in both states; the gold patch breaks no passing test.
-4. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
-   tests, fake output and reports, a planted framework hook and a report forged by the code under
-   test must be unresolved (the forged one by the `report_integrity` check: the honeypots); the
-   gold patch must be resolved (honeypots included).
+3. Twins (`verifiers.swe_twins`, `tests/twins.json` from `envhub swe twins`): at least two, each
+   failing with the gold patch while its original and an exact copy in its place pass.
+4. Forged reports: a real graded run of the base with its twins, its report rewritten as each
+   in-process forger would leave it (every failure passed; only the failures of tests the base
+   lacks passed), must be called forged by the grading rules.
+5. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
+   tests, fake output and reports, a planted framework hook, a report forged by the code under
+   test and the in-process forgers of `forgers.py` must be unresolved (the forging ones by the
+   `report_integrity` check: the twins); the gold patch must be resolved (twins included).
 
 Timings per phase and language go in the findings' data.
 """
@@ -34,9 +39,15 @@ from envhub.verify import runtime
 from envhub.verify.runner import VerifierRunner
 from environments.swe import repo as swe_repo
 from environments.swe.controls import CONTROLS
+from environments.swe.forgers import FORGERS
+from verifiers import swe_twins
 from verifiers.swe import PASSED, RESULT_MARKER, PatchError, RunResult, apply_patch, is_protected
+from verifiers.swe_reports import Statuses
 
 MIN_P2P = 5
+#: Twins a task needs (`verifiers.swe_twins`): fewer, and a forged verdict could go unseen.
+MIN_TWINS = 2
+
 
 
 def patch_paths(patch: str) -> list[str]:
@@ -146,15 +157,19 @@ class SweValidator:
                                  processes=256),
             workdir="/tmp")
 
-    async def run_once(self, *, gold: bool, tag: str) -> RunResult:
-        """One offline run in a fresh sandbox over a fresh copy."""
+    async def run_once(self, *, gold: bool, tag: str, copies: list[tuple[str, int | None]] | None = None,
+                       twins: bool = False) -> RunResult:
+        """One offline run in a fresh sandbox over a fresh copy, planting `copies` or, with
+        `twins`, what grading plants."""
         task_copy = await self._task_copy()
         template = await self._copy_base(tag, gold=gold)
+        extra = (["--copies", json.dumps(copies)] if copies is not None else []) + (["--twins"] if twins else [])
         try:
             res = await self.backend.run_once(
                 self._spec(template, task_copy),
                 [runtime.PYTHON, "-s", "-B", "-m", "verifiers.swe", "run", "--task", "/verify/task",
-                 "--repo", "/workspace"], timeout_s=self.task.config.limits.verify_timeout_s + 30, max_output=200_000)
+                 "--repo", "/workspace", *extra], timeout_s=self.task.config.limits.verify_timeout_s + 30,
+                max_output=200_000)
         finally:
             await asyncio.to_thread(shutil.rmtree, template, True)
         _, marker, payload = res.output.rpartition(RESULT_MARKER)
@@ -201,16 +216,65 @@ class SweValidator:
                  "flaky graded tests: " + ", ".join(sorted(set(flaky) & set(f2p + p2p))[:10]) if flaky else "",
                  excluded_flaky=flaky[:50])
 
-    # -- 4. graded controls ----------------------------------------------------------------------
+    # -- 3. twins and 4. forged reports --------------------------------------------------------
+    async def twins(self, f2p: list[str], p2p: list[str]) -> None:
+        """Every recorded twin fails with the gold patch while its original and an exact copy in
+        the same place pass (one run with all of them); at least `MIN_TWINS` of them."""
+        started = time.monotonic()
+        specs = [t for t in swe_twins.load(self.task.tests_dir) if t.test in set(f2p + p2p)]
+        if len(specs) < MIN_TWINS:
+            self.add("swe-twins", False, f"{len(specs)} qualified twins, at least {MIN_TWINS} needed: "
+                     f"`envhub swe twins {self.task.id}` finds them (a language without a `verifiers.swe_twins` "
+                     "style has none)", twins=len(specs))
+            return
+        tests = sorted({t.test for t in specs})
+        run = await self.run_once(gold=True, tag="twins",
+                                  copies=[(t.test, t.literal) for t in specs] + [(t, None) for t in tests])
+        planted = [swe_twins.Planted(**c) for c in run.copies]
+        problems = [run.problem()] if run.problem() else []
+        problems += [f"{p.original}: {'twin' if p.twin else 'exact copy'} {p.id or p.name!r} is "
+                     f"{run.statuses.get(p.id, 'absent')} with the gold patch" for p in planted
+                     if not p.id or (run.statuses.get(p.id) == PASSED) == p.twin]
+        problems += [f"{t}: not passing with its copies planted" for t in tests if run.statuses.get(t) != PASSED]
+        if len([p for p in planted if p.twin]) < len(specs):
+            problems.append(f"only {len([p for p in planted if p.twin])} of {len(specs)} twins could be planted")
+        per_test = [sum(1 for t in specs if t.test == test) for test in tests]
+        self.add("swe-twins", not problems, "; ".join(problems)[:3000], twins=len(specs), tests=len(tests),
+                 f2p_with_twins=len(set(tests) & set(f2p)), f2p=len(f2p), min_per_test=min(per_test),
+                 median_per_test=sorted(per_test)[len(per_test) // 2], seconds=round(time.monotonic() - started, 2))
+
+    async def forged_reports(self, f2p: list[str], p2p: list[str]) -> None:
+        """What every in-process forger does to the report, applied to a real graded run of the
+        base (the bug): each failure reported passed (verdicts flipped for the tests that reached
+        the library, output rewritten, a pass exception, answers read from the caller), or only
+        the failures of tests the base suite lacks (a forger that spares the tests it has seen).
+        The grading checks must call each report forged."""
+        started = time.monotonic()
+        run = await self.run_once(gold=False, tag="forged", twins=True)
+        seen = set(p2p)  # what the agent can read in the base: FAIL_TO_PASS come with the hidden patch
+        for name, flip in (("flip-every-failure", lambda t: True), ("flip-new-tests", lambda t: t not in seen)):
+            if run.problem():  # the bug leaves no report: a forger must write a whole one (`forge-report`)
+                self.add(f"swe-control-{name}", True, f"not applicable: {run.problem()[:200]}")
+                continue
+            statuses = Statuses({t: PASSED if flip(t) else s for t, s in run.statuses.items()})
+            planted = [swe_twins.Planted(**c) for c in run.copies]
+            forged = swe_twins.check_report(statuses, [], f2p + p2p, planted, self.cfg.language)
+            self.add(f"swe-control-{name}", bool(forged), forged[0][:300] if forged else
+                     f"a report with {name.replace('-', ' ')} is not caught", seconds=round(time.monotonic() - started, 2))
+
+    # -- 5. graded controls ----------------------------------------------------------------------
     async def controls(self, f2p: list[str], p2p: list[str]) -> None:
-        for name, control in CONTROLS.items():
+        for name, control in {**CONTROLS, **FORGERS}.items():
             started = time.monotonic()
             state = await self._copy_base(f"control-{name}")
-            await asyncio.to_thread(control, state, self.cfg, f2p + p2p)
+            applied = await asyncio.to_thread(control, state, self.cfg, f2p + p2p)
+            if name in FORGERS and not applied:
+                await asyncio.to_thread(shutil.rmtree, state, True)
+                continue  # no forger of this kind for the language
             result = await self.runner.verify(self.task, state)
             ok = result.failure_class.value == "ok" and not result.passed and result.reward == 0.0
-            if name == "forge-report":
-                # proof that the honeypots work in this language: the forged report itself is caught
+            if name == "forge-report" or name in FORGERS:
+                # proof that the twins work in this language: the forged report itself is caught
                 ok = ok and any(c.id == "report_integrity" and not c.passed for c in result.checks)
             self.add(f"swe-control-{name}", ok, "" if ok else
                      f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "
@@ -232,6 +296,8 @@ class SweValidator:
             declared = await self.static()
             if declared is not None:
                 await self.runs(*declared)
+                await self.twins(*declared)
+                await self.forged_reports(*declared)
                 await self.controls(*declared)
         finally:
             await asyncio.to_thread(shutil.rmtree, self.scratch, True)

@@ -1,9 +1,8 @@
-"""Honeypot tests and the report integrity rules (`verifiers.swe_honeypots`), and the jail."""
+"""The report integrity rules (`verifiers.swe_twins.check_report`) and the jail."""
 
 from __future__ import annotations
 
 import os
-import random
 import re
 import resource
 import shutil
@@ -12,15 +11,12 @@ from pathlib import Path
 import pytest
 
 from envhub.config import get_settings
-from envhub.tasks.model import Task
 from envhub.verify import runtime
-from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available, run_state
-from verifiers.swe_honeypots import PLANTERS, Honeypot, _Case, check_report, plant
+from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available
 from verifiers.swe_reports import Statuses, parse
+from verifiers.swe_twins import Planted, check_report
 
-from .conftest import SWE_TASKS
-
-HONEY = [Honeypot("t#must_pass", True), Honeypot("t#must_fail", False)]
+COPIES = [Planted("must_pass", "t#a", False, "t#must_pass"), Planted("must_fail", "t#a", True, "t#must_fail")]
 GRADED = ["t#a", "t#b"]
 
 
@@ -29,32 +25,26 @@ def _statuses(**kw: str) -> Statuses:
 
 
 def test_a_true_report_is_not_forged():
-    assert check_report(_statuses(), [], GRADED, HONEY) == []
+    assert check_report(_statuses(), [], GRADED, COPIES) == []
 
 
 @pytest.mark.parametrize(("statuses", "why"), [
-    ({"t#must_fail": PASSED}, "must fail, is reported passed"),
-    ({"t#must_pass": "failed"}, "must pass, is reported failed"),
+    ({"t#must_fail": PASSED}, "is reported passed"),
+    ({"t#must_pass": "failed"}, "exact copy of 't#a' is reported failed"),
 ])
 def test_forged_reports(statuses: dict[str, str], why: str):
-    assert why in "; ".join(check_report(_statuses(**statuses), [], GRADED, HONEY))
-
-
-def test_a_missing_honeypot_is_forgery():
-    s = _statuses()
-    del s["t#must_pass"]
-    assert "missing from the report" in check_report(s, [], GRADED, HONEY)[0]
+    assert why in "; ".join(check_report(_statuses(**statuses), [], GRADED, COPIES))
 
 
 def test_tests_the_agent_added_are_ignored():
     """An honest agent that adds tests in unprotected paths, passing or not, is not a forger."""
-    assert check_report(_statuses(**{"u#new": PASSED, "u#wip": "failed", "v#a": PASSED}), [], GRADED, HONEY) == []
+    assert check_report(_statuses(**{"u#new": PASSED, "u#wip": "failed", "v#a": PASSED}), [], GRADED, COPIES) == []
 
 
 def test_a_missing_required_test_is_forgery():
     s = _statuses()
     del s["t#b"]
-    assert "required test(s) missing from the report: 't#b'" in "; ".join(check_report(s, [], GRADED, HONEY))
+    assert "required test(s) missing from the report: 't#b'" in "; ".join(check_report(s, [], GRADED, COPIES))
 
 
 def test_an_added_test_cannot_shadow_a_required_one():
@@ -62,20 +52,19 @@ def test_an_added_test_cannot_shadow_a_required_one():
     reuses the required id makes it a duplicate (forged), and the failure is kept."""
     s = _statuses(**{"u#a": PASSED})
     del s["t#a"]
-    assert "missing from the report: 't#a'" in "; ".join(check_report(s, [], GRADED, HONEY))
+    assert "missing from the report: 't#a'" in "; ".join(check_report(s, [], GRADED, []))
     xml = ('<testsuite><testcase classname="t" name="a"><failure/></testcase><testcase classname="t" name="b"/>'
-           '<testcase classname="t" name="a"/><testcase classname="t" name="must_pass"/>'
-           '<testcase classname="t" name="must_fail"><failure/></testcase></testsuite>')
+           '<testcase classname="t" name="a"/></testsuite>')
     s = parse("junit_xml", xml)
     assert s["t#a"] == "failed"
-    assert "required test 't#a' is listed more than once" in "; ".join(check_report(s, s.duplicates, GRADED, HONEY))
+    assert "required test 't#a' is listed more than once" in "; ".join(check_report(s, s.duplicates, GRADED, []))
 
 
 def test_an_added_test_listed_twice_is_ignored():
     xml = '<testsuite><testcase classname="u" name="x"/><testcase classname="u" name="x"/></testsuite>'
     s = parse("junit_xml", xml)
     s.update(_statuses())
-    assert check_report(s, s.duplicates, GRADED, HONEY) == []
+    assert check_report(s, s.duplicates, GRADED, COPIES) == []
 
 
 def test_duplicates_are_counted_by_the_parsers_and_are_forgery():
@@ -84,42 +73,6 @@ def test_duplicates_are_counted_by_the_parsers_and_are_forgery():
     assert s.duplicates == ["t#a"]
     assert "listed more than once" in "; ".join(check_report(s, s.duplicates, ["t#a"], []))
     assert check_report(s, s.duplicates, ["t#a"], [], "r") == []  # testthat: one case per expectation
-
-
-def test_every_language_has_a_planter():
-    assert sorted(PLANTERS) == sorted(d.name for d in SWE_TASKS.iterdir() if d.is_dir())
-
-
-def test_a_lua_honeypot_is_named_by_its_own_line_when_the_verb_repeats(tmp_path: Path):
-    """busted names a test `file:line#describe it`: the second of two cases sharing a verb (or a
-    spec that already has that `it`) must still point at its own line (it once pointed at the first:
-    a true report then looked forged, about one lua verify in ten)."""
-    _, lua = PLANTERS["lua"]
-    text = 'describe("x", function()\n  it("reads", function()\n  end)\nend)\n'
-    for words in (["reads", "entry", "token"], ["reads", "state", "row"]):
-        text, hid = lua(tmp_path, "spec/x_spec.lua", text, _Case(words=words, values=[1, 2], total=3))
-        line = int(hid.split(":")[1].split("#")[0])
-        assert text.split("\n")[line - 1] == '  it("reads", function()', hid
-        assert text.split("\n")[line - 2] == f'describe("{" ".join(words[1:])}", function()', hid
-
-
-@pytest.mark.parametrize("task_dir", sorted(SWE_TASKS.glob("*/*")), ids=lambda p: f"{p.parent.name}/{p.name}")
-def test_planted_in_every_task_with_fresh_names(task_dir: Path, tmp_path: Path):
-    """Each task's test files take a must-pass and a must-fail honeypot; names differ per run."""
-    from environments.swe.repo import clone_base
-    from verifiers.swe import SweConfig, apply_patch
-
-    task = Task.load(task_dir)
-    cfg = SweConfig.from_task_dir(task_dir)
-    seen = []
-    for seed in (1, 2):
-        repo = tmp_path / f"r{seed}"
-        clone_base(task, repo)
-        apply_patch(repo, task_dir / "tests" / "test.patch")
-        planted = plant(repo, cfg.language, random.Random(seed))
-        assert sorted(h.must_pass for h in planted) == [False, True]
-        seen.append({h.id for h in planted})
-    assert not seen[0] & seen[1]
 
 
 @pytest.mark.skipif(not jail_available(), reason="user namespaces are not allowed here")
@@ -136,21 +89,6 @@ def test_jail_hides_the_harness_and_is_read_only(tmp_path: Path):
     assert int(lines[0]) <= 4 and lines[1] != "0" and lines[2] == "ro", out.stdout
     assert (own / "ok").exists()
     assert re.search(r'"child-pid"', out.stderr)
-
-
-def test_gold_run_keeps_honeypots_apart(python_task: Task, base_checkout: Path):
-    """A real run with honeypots: they get their true statuses and the report is clean."""
-    import json
-
-    from verifiers.swe import apply_patch
-
-    apply_patch(base_checkout, python_task.solution_dir / "gold.patch")
-    run = run_state(base_checkout, python_task.path, honeypots=True)
-    assert run.jailed == jail_available()
-    tests = json.loads((python_task.tests_dir / "tests.json").read_text())
-    honey = [Honeypot(i, p) for i, p in run.honeypots.items()]
-    assert len(honey) == 2
-    assert check_report(run.statuses, run.duplicates, tests["FAIL_TO_PASS"] + tests["PASS_TO_PASS"], honey) == []
 
 
 HARNESS = r"""

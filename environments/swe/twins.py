@@ -1,0 +1,119 @@
+"""Qualify the twins of a SWE task (`envhub swe twins`): which perturbed copies of its required
+tests fail with the gold patch while an exact copy in the same place passes.
+
+Each required test's assertion literals are the candidates (`verifiers.swe_twins.candidates`).
+A first run plants an exact copy of every test beside it, over the gold state, jailed like
+grading; run k then plants the k-th candidate of every test whose copy passed. A candidate
+qualifies when, in its run, its twin does not pass while the original does: the copy's place is
+sound and the changed literal is what fails it. A batch whose run yields no report (a twin that
+does not compile, or crashes the runner) is split until the culprit is alone, and dropped. The
+last runs plant every qualified twin at once in random places, as grading does, and keep those
+that hold there without failing any required test. The result is `tests/twins.json`; validation checks it again (`SweValidator.twins`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+
+from environments.swe.repo import clone_base
+from envhub.tasks.model import Task
+from verifiers import swe_twins
+from verifiers.swe import PASSED, RunResult, SweConfig, apply_patch, load_tests_json, run_state
+
+#: Candidates tried per test (one suite run each over the gold state).
+RANKS = 3
+#: Runs with every qualified copy planted at once, each in fresh random places.
+TOGETHER = 4
+
+
+def _candidate_counts(repo: Path, language: str, tests: list[str]) -> dict[str, int]:
+    style = swe_twins.STYLES[language]
+    out = {}
+    for test in tests:
+        found = swe_twins.find(repo, language, test)
+        if found is None:
+            continue
+        block, text = found
+        body = text[block.start:block.end]
+        span = (block.name_start - block.start, block.name_end - block.start)
+        out[test] = len(swe_twins.candidates(body, span, style, swe_twins.seed_of(body)))
+    return out
+
+
+def qualify(task: Task, *, ranks: int = RANKS, log=print) -> list[swe_twins.TwinSpec]:  # noqa: ANN001
+    """Find the task's qualifying twins (runs the suite about `ranks` + 3 times over the gold state,
+    more when a batch of copies breaks the run and is split)."""
+    cfg = SweConfig.from_task_dir(task.path)
+    if cfg.language not in swe_twins.STYLES:
+        return []
+    f2p, p2p = load_tests_json(task.path)
+    work = Path(tempfile.mkdtemp(prefix="swe-twins-"))
+    try:
+        gold = work / "gold"
+        clone_base(task, gold)
+        apply_patch(gold, task.solution_dir / "gold.patch")
+        view = work / "view"  # base + gold + test patch: where candidates are read, as plant() reads them
+        shutil.copytree(gold, view, symlinks=True)
+        apply_patch(view, task.tests_dir / "test.patch")
+        counts = _candidate_counts(view, cfg.language, f2p + p2p)
+        copy_ok = {p.original for run, planted in _runs(gold, task, [(t, None) for t in counts], log)
+                   for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
+        found: set[tuple[str, int]] = set()
+        for rank in range(ranks):
+            copies: list[tuple[str, int | None]] = [(t, rank) for t, n in counts.items() if rank < n and t in copy_ok]
+            for run, planted in _runs(gold, task, copies, log):
+                found |= _failing_twins(run, planted)
+        for _ in range(TOGETHER):  # all at once, as validation plants them, in random places: a copy that
+            # upsets the runner now and then, or whose side effects fail another test, goes
+            copies = sorted(found) + [(t, None) for t in sorted({t for t, _ in found})]
+            sound: set[str] = set()  # tests whose exact copy held (a batch split apart may part them)
+            failing: set[tuple[str, int]] = set()
+            for run, planted in _runs(gold, task, copies, log, required=f2p + p2p):
+                sound |= {p.original for p in planted if not p.twin and run.statuses.get(p.id) == PASSED}
+                failing |= _failing_twins(run, planted)
+            found = {t for t in failing if t[0] in sound}
+        return [_spec(view, cfg, test, literal) for test, literal in sorted(found)]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _runs(gold: Path, task: Task, copies: list[tuple[str, int | None]], log,  # noqa: ANN001
+          required: list[str] = ()) -> list[tuple[RunResult, list[swe_twins.Planted]]]:
+    """Runs of the gold state with `copies` planted; a batch whose run yields no usable report (a
+    copy that does not build, or crashes the runner) or fails a `required` test (a copy whose side
+    effects reach another test: Perl's statements share their objects) is split in halves until
+    the culprits are alone, and dropped."""
+    if not copies:
+        return []
+    run = run_state(gold, task.path, copies=copies)
+    broken = [t for t in required if run.statuses.get(t) != PASSED]
+    problem = run.problem() or (f"{len(broken)} required test(s) fail with these copies: {broken[:3]}" if broken else "")
+    log(f"  {task.id}: {len(copies)} copies: {problem[:160] or 'ran'}")
+    if not problem:
+        return [(run, [swe_twins.Planted(**c) for c in run.copies])]
+    if run.toolchain_error or run.harness_error or len(copies) == 1:
+        return []
+    half = len(copies) // 2
+    return _runs(gold, task, copies[:half], log, required) + _runs(gold, task, copies[half:], log, required)
+
+
+def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tuple[str, int]]:
+    """The twins of this run that did not pass while their original did."""
+    return {(p.original, p.literal) for p in planted if p.twin and p.literal is not None and p.id
+            and run.statuses.get(p.original) == PASSED and run.statuses.get(p.id) not in (None, PASSED)}
+
+
+def _spec(view: Path, cfg: SweConfig, test: str, literal: int) -> swe_twins.TwinSpec:
+    block, text = swe_twins.find(view, cfg.language, test)  # type: ignore[misc] - found when planted
+    body = text[block.start:block.end]
+    lit = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start),
+                               swe_twins.STYLES[cfg.language], swe_twins.seed_of(body))[literal]
+    return swe_twins.TwinSpec(test=test, literal=literal, was=lit.text, becomes=lit.replacement)
+
+
+def write(task: Task, log=print) -> list[swe_twins.TwinSpec]:  # noqa: ANN001
+    twins = qualify(task, log=log)
+    swe_twins.dump(task.tests_dir, twins)
+    return twins

@@ -1,0 +1,126 @@
+"""The in-process forgers (`environments.swe.forgers`) really forge: on the base checkout, with the
+bug still there, the runner itself reports the FAIL_TO_PASS tests passed (exit 0, a report that
+stands). A forger that stops working would make its negative control pass vacuously, so each is
+run once per language through `verifiers.swe.run_state` (jailed, test patch applied, no copies
+planted); where the task has qualified twins, a run with them planted shows the forgery caught.
+A task whose toolchain is absent is skipped (failed where the set-up was to install it).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from envhub.config import REPO_ROOT
+from envhub.tasks.model import Task
+from environments.swe.forgers import FORGERS, Forger, caller_aware, flip_verdicts, rewrite_output
+from environments.swe.repo import clone_base
+from tests.swe.conftest import require_toolchain
+from verifiers import swe_twins
+from verifiers.swe import PASSED, SweConfig, is_protected, load_tests_json, run_state
+
+#: (forger, task): every forger in every language it covers, one task each.
+CASES = [
+    ("flip-verdicts", "swe/python/interval-merge"),
+    ("rewrite-output", "swe/python/config-layers"),
+    ("caller-aware", "swe/python/interval-merge"),
+    ("caller-aware", "swe/python/config-layers"),
+    ("flip-verdicts", "swe/javascript/async-memo"),
+    ("flip-verdicts", "swe/typescript/money-split"),
+    ("flip-verdicts", "swe/csharp/lru-comparer"),
+    ("rewrite-output", "swe/go/parallel-map"),
+    ("rewrite-output", "swe/rust/ring-buffer"),
+]
+
+
+@pytest.fixture
+def forged(request: pytest.FixtureRequest) -> Iterator[tuple[Task, Path]]:
+    """The task's base checkout with the forger applied (the test patch is applied by the run)."""
+    name, task_id = request.param
+    task = Task.load(REPO_ROOT / "tasks" / task_id)
+    cfg = SweConfig.from_task_dir(task.path)
+    require_toolchain(cfg.language)
+    scratch = Path(tempfile.mkdtemp(prefix="swe-forgers-"))
+    repo = scratch / "repo"
+    clone_base(task, repo)
+    f2p, p2p = load_tests_json(task.path)
+    assert FORGERS[name](repo, cfg, f2p + p2p) is True
+    yield task, repo
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _edited(repo: Path) -> list[str]:
+    out = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=repo, check=True,
+                         capture_output=True, text=True).stdout
+    return [line[3:] for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("forged", CASES, indirect=True, ids=[f"{n}-{t.split('/', 1)[1]}" for n, t in CASES])
+def test_the_forger_makes_the_required_tests_pass_without_the_fix(forged: tuple[Task, Path]):
+    task, repo = forged
+    cfg = SweConfig.from_task_dir(task.path)
+    edited = _edited(repo)
+    assert edited, "the forger changed nothing"
+    assert not [f for f in edited if is_protected(f, cfg.protected_paths)], "a forger may edit only the library"
+    f2p, p2p = load_tests_json(task.path)
+    run = run_state(repo, task.path)
+    assert run.problem() == "", run.problem()
+    assert run.test_exit == 0
+    assert {t: run.statuses.get(t) for t in f2p + p2p} == {t: PASSED for t in f2p + p2p}
+
+
+TWINNED = [(n, t) for n, t in CASES if (REPO_ROOT / "tasks" / t / "tests" / swe_twins.TWINS_FILE).is_file()]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("forged", TWINNED, indirect=True, ids=[f"{n}-{t.split('/', 1)[1]}" for n, t in TWINNED])
+def test_the_twins_catch_the_forger(forged: tuple[Task, Path]):
+    task, repo = forged
+    run = run_state(repo, task.path, twins=True)
+    planted = [swe_twins.Planted(**c) for c in run.copies]
+    assert any(p.twin for p in planted)
+    assert "is reported passed" in "; ".join(swe_twins.check(planted, run.statuses))
+
+
+#: One library file per language, each of a shape its forger would edit.
+LIBRARY = {"lib.py": "def f():\n    return 1\n", "lib.go": "package lib\n\nfunc F() int { return 1 }\n",
+           "src/lib.rs": "pub fn f() -> i32 { 1 }\n", "lib.js": "module.exports = { f: () => 1 };\n",
+           "lib.ts": "export function f(): number { return 1; }\n",
+           "Lib.cs": "public class Lib\n{\n    public int F() { return 1; }\n}\n"}
+
+
+def _tree(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize(("forger", "language"), [
+    (flip_verdicts, "go"), (flip_verdicts, "rust"), (rewrite_output, "javascript"), (rewrite_output, "csharp"),
+    (caller_aware, "go"), (caller_aware, "typescript"), (caller_aware, "csharp"),
+])
+def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
+    for name, text in LIBRARY.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
+    assert forger(tmp_path, cfg, []) is False
+    assert _tree(tmp_path) == LIBRARY
+
+
+@pytest.mark.parametrize(("forger", "languages"), [
+    (flip_verdicts, ("python", "javascript", "typescript", "csharp")), (rewrite_output, ("python", "go", "rust")),
+    (caller_aware, ("python",)),
+])
+def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
+    for language in languages:
+        root = tmp_path / language
+        for name, text in LIBRARY.items():
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_text(text)
+        cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
+        assert forger(root, cfg, []) is True, language
+        assert _tree(root) != LIBRARY, language

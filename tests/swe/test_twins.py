@@ -1,0 +1,187 @@
+"""Twins (`verifiers.swe_twins`): copies of the required tests planted at verify time, and the
+report rules they bring; qualification (`environments.swe.twins`) on a real task."""
+
+from __future__ import annotations
+
+import json
+import random
+import re
+from pathlib import Path
+
+import pytest
+
+from envhub.tasks.model import Task
+from tests.swe.conftest import SWE_TASKS
+from verifiers import swe_twins
+from verifiers.swe_reports import FAILED, PASSED, Statuses
+
+#: language -> (test file, its text, a test's report id, the body's assertion line)
+SOURCES = {
+    "python": ("tests/test_x.py", "from x import f\n\n\ndef test_one():\n    assert f(1) == 2\n\n\n"
+               "def test_two():\n    assert f(2) == 3\n", "tests.test_x#test_one", "assert f("),
+    "javascript": ("test/x.test.js", "const test = require('node:test');\nconst assert = require('node:assert');\n\n"
+                   "test('adds one', () => {\n  assert.strictEqual(f(1), 2);\n});\n\ntest('adds two', () => {\n"
+                   "  assert.strictEqual(f(2), 3);\n});\n", "test#adds one", "assert.strictEqual(f("),
+    "go": ("x/x_test.go", "package x\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif F(1) != 2 {\n"
+           "\t\tt.Fatal(\"no\")\n\t}\n}\n\nfunc TestTwo(t *testing.T) {\n\tif F(2) != 3 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+           "example.com/x/x/TestOne", "if F("),
+    "rust": ("tests/x.rs", "use x::f;\n\n#[test]\nfn one() {\n    assert_eq!(f(1), 2);\n}\n\n#[test]\nfn two() {\n"
+             "    assert_eq!(f(2), 3);\n}\n", "one", "assert_eq!(f("),
+    "ruby": ("spec/x_spec.rb", "RSpec.describe X do\n  it \"adds one\" do\n    expect(X.f(1)).to eq(2)\n  end\n\n"
+             "  it \"adds two\" do\n    expect(X.f(2)).to eq(3)\n  end\nend\n", "./spec/x_spec.rb::X adds one",
+             "expect(X.f("),
+    "lua": ("spec/x_spec.lua", "describe(\"x\", function()\n  it(\"adds one\", function()\n"
+            "    assert.are.equal(2, x.f(1)) -- one\n  end)\n\n  it(\"adds two\", function()\n"
+            "    assert.are.equal(3, x.f(2))\n  end)\nend)\n", "spec/x_spec.lua:2#x adds one", "x.f("),
+    "csharp": ("tests/XTests.cs", "namespace X.Tests\n{\n    public class XTests\n    {\n        [Test]\n"
+               "        public void One()\n        {\n            Assert.AreEqual(2, X.F(1));\n        }\n\n"
+               "        [Test]\n        public void Two()\n        {\n            Assert.AreEqual(3, X.F(2));\n"
+               "        }\n    }\n}\n", "X.Tests.XTests.One", "X.F("),
+    "elixir": ("test/x_test.exs", "defmodule XTest do\n  use ExUnit.Case\n\n  test \"adds one\" do\n"
+               "    assert X.f(1) == 2\n  end\n\n  test \"adds two\" do\n    assert X.f(2) == 3\n  end\nend\n",
+               "XTest#adds one", "X.f("),
+    "erlang": ("test/x_tests.erl", "-module(x_tests).\n-include_lib(\"eunit/include/eunit.hrl\").\n\none_test() ->\n"
+               "    ?assertEqual(2, x:f(1)).\n\ntwo_test() ->\n    ?assertEqual(3, x:f(2)).\n",
+               "x_tests:0 one_test", "x:f("),
+    "haskell": ("test/Main.hs", "tests =\n  testGroup\n    \"X\"\n    [ testCase \"adds one\" $ f 1 @?= 2\n"
+                "    , testCase \"adds two\" $ f 2 @?= 3\n    ]\n", "X#adds one", "@?="),
+    "ocaml": ("test/test.ml", "let tests = [\n  \"adds one\" >:: (fun _ ->\n    assert_equal 2 (f 1));\n"
+              "  \"adds two\" >:: (fun _ ->\n    assert_equal 3 (f 2));\n]\n", "x:0:adds one#x:0:adds one", "assert_equal"),
+    "r": ("tests/testthat/test-x.R", "test_that(\"adds one\", {\n  expect_equal(f(1), 2)\n})\n\n"
+          "test_that(\"adds two\", {\n  expect_equal(f(2), 3)\n})\n", "x#adds_one", "expect_equal(f("),
+    "perl": ("t/x.t", "use Test::More;\nmy $x = X->new;\nis($x->f(1), 2, 'adds one');\nis($x->f(2), 3, 'adds two');\n"
+             "done_testing;\n", "t/x.t::adds one", "is($x->f("),
+    "c": ("tests/test_x.c", "static int t_one(void) { return f(1) != 2; }\nstatic int t_two(void) { return f(2) != 3; }\n"
+          "static const struct test TESTS[] = { {\"one\", t_one}, {\"two\", t_two} };\n", "one#one", "return f("),
+}
+
+
+def _repo(tmp_path: Path, language: str) -> tuple[Path, str]:
+    rel, text, _, _ = SOURCES[language]
+    (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / rel).write_text(text)
+    if language == "c":
+        (tmp_path / "tests" / "cases.cmake").write_text("foreach(name one two)\n  add_test(NAME ${name})\nendforeach()\n")
+    return tmp_path, rel
+
+
+@pytest.mark.parametrize("language", sorted(SOURCES))
+def test_a_twin_and_a_copy_sit_beside_their_original(language: str, tmp_path: Path):
+    """One literal of the assertion changes in the twin, nothing but the name in the copy, and
+    every other test keeps its source (and, where ids count lines or positions, its place)."""
+    repo, rel = _repo(tmp_path, language)
+    before = (repo / rel).read_text()
+    test_id, marker = SOURCES[language][2], SOURCES[language][3]
+    found = swe_twins.find(repo, language, test_id)
+    assert found is not None, f"{test_id} not found"
+    block, _ = found
+    body = before[block.start:block.end]
+    assert marker in body and "two" not in body.lower().replace(block.name.lower(), "")
+    cands = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start),
+                                 swe_twins.STYLES[language], swe_twins.seed_of(body))
+    assert cands, body
+    planted = swe_twins.plant(repo, language, [(test_id, 0), (test_id, None)], random.Random(3))
+    assert [p.twin for p in sorted(planted, key=lambda p: p.twin)] == [False, True]
+    after = (repo / rel).read_text()
+    twin, copy = (next(p for p in planted if p.twin is t) for t in (True, False))
+    for p in planted:
+        assert p.name in after.replace("t_" + p.name, p.name) and p.name not in before
+    assert after.count(marker) == before.count(marker) + 2
+    if language in ("lua", "ocaml"):  # ids carry line numbers or positions: the others keep theirs
+        assert after.splitlines()[:before.count("\n") - 1][:2] == before.splitlines()[:2]
+    if language == "lua":
+        assert len(after.splitlines()) == len(before.splitlines())
+    changed = cands[0]
+    assert after.count(changed.replacement) > before.count(changed.replacement)
+    assert copy.name != twin.name
+
+
+def test_copies_are_registered_where_ctest_lists_their_original(tmp_path: Path):
+    repo, rel = _repo(tmp_path, "c")
+    planted = swe_twins.plant(repo, "c", [("one#one", None)], random.Random(1))
+    name = planted[0].name
+    assert f'{{"{name}", t_{name}}}' in (repo / rel).read_text()
+    assert re.search(rf"foreach\(name one {name} two\)", (repo / "tests" / "cases.cmake").read_text())
+
+
+def test_fresh_names_differ_per_run(tmp_path: Path):
+    names = []
+    for seed in (1, 2):
+        repo, _ = _repo(tmp_path / str(seed), "python")
+        names += [p.name for p in swe_twins.plant(repo, "python", [("tests.test_x#test_one", 0)],
+                                                   random.Random(seed))]
+    assert len(set(names)) == 2 and all(n.startswith("test_") for n in names)
+
+
+def _planted() -> list[swe_twins.Planted]:
+    return [swe_twins.Planted("t_a", "orig", True, "m#t_a"), swe_twins.Planted("t_b", "orig", False, "m#t_b")]
+
+
+def test_a_twin_reported_passed_is_forgery():
+    ok = Statuses({"orig": PASSED, "m#t_a": FAILED, "m#t_b": PASSED})
+    assert swe_twins.check(_planted(), ok) == []
+    flipped = Statuses({"orig": PASSED, "m#t_a": PASSED, "m#t_b": PASSED})
+    assert any("twin" in p and "passed" in p for p in swe_twins.check(_planted(), flipped))
+
+
+def test_a_copy_that_ends_otherwise_than_its_original_is_forgery():
+    by_id = Statuses({"orig": PASSED, "m#t_a": FAILED, "m#t_b": FAILED})  # only the original's id was flipped
+    assert any("exact copy" in p for p in swe_twins.check(_planted(), by_id))
+
+
+def test_a_copy_missing_from_the_report_is_forgery():
+    planted = _planted()
+    swe_twins.resolve(planted, Statuses({"orig": PASSED, "m#t_b": PASSED}))
+    assert any("missing" in p for p in swe_twins.check(planted, Statuses({"orig": PASSED, "m#t_b": PASSED})))
+
+
+def test_the_plan_twins_every_required_test_that_has_twins_and_copies_one_other():
+    twins = [swe_twins.TwinSpec("f1", 0, "1", "2"), swe_twins.TwinSpec("f1", 1, "3", "4"),
+             swe_twins.TwinSpec("f1", 2, "5", "6"), swe_twins.TwinSpec("p1", 0, "1", "2"),
+             swe_twins.TwinSpec("p2", 0, "1", "2"), swe_twins.TwinSpec("p3", 0, "1", "2")]
+    plan = swe_twins.plan(twins, ["f1"], random.Random(5)).copies
+    assert sum(1 for t, lit in plan if t == "f1" and lit is not None) == 2
+    assert sum(1 for t, lit in plan if t != "f1" and lit is not None) == 2
+    assert sum(1 for _, lit in plan if lit is None) == 1
+
+
+@pytest.mark.parametrize("task_dir", sorted(SWE_TASKS.glob("*/*")), ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_task_has_twins_that_plant(task_dir: Path, tmp_path: Path):
+    """Each shipped task's recorded twins plant into its test files (at least two, as validation
+    demands), with fresh names every run."""
+    from environments.swe.repo import clone_base
+    from verifiers.swe import SweConfig, apply_patch
+
+    task = Task.load(task_dir)
+    cfg = SweConfig.from_task_dir(task_dir)
+    twins = swe_twins.load(task.tests_dir)
+    assert len(twins) >= 2, "run `envhub swe twins` for this task"
+    seen = []
+    for seed in (1, 2):
+        repo = tmp_path / f"r{seed}"
+        clone_base(task, repo)
+        apply_patch(repo, task_dir / "tests" / "test.patch")
+        copies = [(t.test, t.literal) for t in twins]
+        planted = swe_twins.plant(repo, cfg.language, copies, random.Random(seed))
+        assert len(planted) == len(copies)
+        seen.append({p.name for p in planted})
+    assert len(seen[0] & seen[1]) <= len(seen[0]) // 4  # drawn anew each run (a few may meet by chance)
+
+
+def test_gold_passes_and_a_flipped_report_is_caught(python_task: Task, base_checkout: Path):
+    """A real graded run of the gold fix with its twins: clean. The same run with every failure
+    reported passed (what a verdict-flipping forger achieves): forged."""
+    from verifiers.swe import apply_patch, run_state
+
+    apply_patch(base_checkout, python_task.solution_dir / "gold.patch")
+    run = run_state(base_checkout, python_task.path, twins=True)
+    planted = [swe_twins.Planted(**c) for c in run.copies]
+    f2p = json.loads((python_task.tests_dir / "tests.json").read_text())["FAIL_TO_PASS"]
+    assert {p.original for p in planted if p.twin} >= set(f2p)
+    assert swe_twins.check(planted, run.statuses) == []
+    flipped = Statuses({t: PASSED for t in run.statuses})
+    assert swe_twins.check(planted, flipped)
+
+
+def test_every_language_has_a_style():
+    assert sorted(swe_twins.STYLES) == sorted(d.name for d in SWE_TASKS.iterdir() if d.is_dir())
