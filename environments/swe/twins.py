@@ -8,7 +8,8 @@ qualifies when, in its run, its twin does not pass while the original does: the 
 sound and the changed literal is what fails it. A batch whose run yields no report (a twin that
 does not compile, or crashes the runner) is split until the culprit is alone, and dropped. The
 last runs plant every qualified twin at once in random places, as grading does, and keep those
-that hold there without failing any required test. The result is `tests/twins.json`; validation checks it again (`SweValidator.twins`).
+that hold there without failing any required test. The result is `tests/twins.json`; validation
+checks it again (`SweValidator.twins`).
 """
 
 from __future__ import annotations
@@ -89,7 +90,8 @@ def _runs(gold: Path, task: Task, copies: list[tuple[str, int | None]], log,  # 
         return []
     run = run_state(gold, task.path, copies=copies)
     broken = [t for t in required if run.statuses.get(t) != PASSED]
-    problem = run.problem() or (f"{len(broken)} required test(s) fail with these copies: {broken[:3]}" if broken else "")
+    problem = run.problem() or (f"{len(broken)} required test(s) fail with these copies: {broken[:3]}"
+                                if broken else "")
     log(f"  {task.id}: {len(copies)} copies: {problem[:160] or 'ran'}")
     if not problem:
         return [(run, [swe_twins.Planted(**c) for c in run.copies])]

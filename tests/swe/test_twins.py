@@ -23,7 +23,8 @@ SOURCES = {
                    "test('adds one', () => {\n  assert.strictEqual(f(1), 2);\n});\n\ntest('adds two', () => {\n"
                    "  assert.strictEqual(f(2), 3);\n});\n", "test#adds one", "assert.strictEqual(f("),
     "go": ("x/x_test.go", "package x\n\nimport \"testing\"\n\nfunc TestOne(t *testing.T) {\n\tif F(1) != 2 {\n"
-           "\t\tt.Fatal(\"no\")\n\t}\n}\n\nfunc TestTwo(t *testing.T) {\n\tif F(2) != 3 {\n\t\tt.Fatal(\"no\")\n\t}\n}\n",
+           "\t\tt.Fatal(\"no\")\n\t}\n}\n\nfunc TestTwo(t *testing.T) {\n\tif F(2) != 3 {\n"
+           "\t\tt.Fatal(\"no\")\n\t}\n}\n",
            "example.com/x/x/TestOne", "if F("),
     "rust": ("tests/x.rs", "use x::f;\n\n#[test]\nfn one() {\n    assert_eq!(f(1), 2);\n}\n\n#[test]\nfn two() {\n"
              "    assert_eq!(f(2), 3);\n}\n", "one", "assert_eq!(f("),
@@ -46,12 +47,14 @@ SOURCES = {
     "haskell": ("test/Main.hs", "tests =\n  testGroup\n    \"X\"\n    [ testCase \"adds one\" $ f 1 @?= 2\n"
                 "    , testCase \"adds two\" $ f 2 @?= 3\n    ]\n", "X#adds one", "@?="),
     "ocaml": ("test/test.ml", "let tests = [\n  \"adds one\" >:: (fun _ ->\n    assert_equal 2 (f 1));\n"
-              "  \"adds two\" >:: (fun _ ->\n    assert_equal 3 (f 2));\n]\n", "x:0:adds one#x:0:adds one", "assert_equal"),
+              "  \"adds two\" >:: (fun _ ->\n    assert_equal 3 (f 2));\n]\n", "x:0:adds one#x:0:adds one",
+              "assert_equal"),
     "r": ("tests/testthat/test-x.R", "test_that(\"adds one\", {\n  expect_equal(f(1), 2)\n})\n\n"
           "test_that(\"adds two\", {\n  expect_equal(f(2), 3)\n})\n", "x#adds_one", "expect_equal(f("),
     "perl": ("t/x.t", "use Test::More;\nmy $x = X->new;\nis($x->f(1), 2, 'adds one');\nis($x->f(2), 3, 'adds two');\n"
              "done_testing;\n", "t/x.t::adds one", "is($x->f("),
-    "c": ("tests/test_x.c", "static int t_one(void) { return f(1) != 2; }\nstatic int t_two(void) { return f(2) != 3; }\n"
+    "c": ("tests/test_x.c", "static int t_one(void) { return f(1) != 2; }\n"
+          "static int t_two(void) { return f(2) != 3; }\n"
           "static const struct test TESTS[] = { {\"one\", t_one}, {\"two\", t_two} };\n", "one#one", "return f("),
 }
 
@@ -61,7 +64,8 @@ def _repo(tmp_path: Path, language: str) -> tuple[Path, str]:
     (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
     (tmp_path / rel).write_text(text)
     if language == "c":
-        (tmp_path / "tests" / "cases.cmake").write_text("foreach(name one two)\n  add_test(NAME ${name})\nendforeach()\n")
+        cmake = "foreach(name one two)\n  add_test(NAME ${name})\nendforeach()\n"
+        (tmp_path / "tests" / "cases.cmake").write_text(cmake)
     return tmp_path, rel
 
 
