@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pypdf
-from openpyxl.utils.exceptions import IllegalCharacterError
+from openpyxl.utils.exceptions import (CellCoordinatesException, IllegalCharacterError, InvalidFileException,
+                                       NamedRangeException, SheetTitleException)
 
 from envhub.errors import AgentError
 from envhub.tools import Param, Tool, find
@@ -112,7 +113,8 @@ class Tools:
         except IllegalCharacterError as e:  # the agent's text: a control character a workbook cannot hold
             raise AgentError(f"{name}: {ascii(str(e))[1:-1]} (control characters other than tab, newline and "
                              "carriage return cannot be stored in a workbook)") from e
-        except (ValueError, KeyError, TypeError, IndexError) as e:
+        except (ValueError, KeyError, TypeError, IndexError, CellCoordinatesException, SheetTitleException,
+                NamedRangeException, InvalidFileException) as e:  # openpyxl's own refusals of what it was given
             if isinstance(e, AgentError):
                 raise
             raise AgentError(f"{name}: {e}") from e

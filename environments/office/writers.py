@@ -66,6 +66,8 @@ def xlsx_write(wb: Any, sheet: str, cells: dict[str, Any] | None, rows: list[lis
         ws[ref] = _scalar(v, ref)
         n += 1
     if rows is not None:
+        if not CELL.match(str(start)):
+            raise ValueError(f"bad start cell {start!r} (use A1 style)")
         col, row0 = coordinate_from_string(start)
         c0 = column_index_from_string(col)
         for i, r in enumerate(rows):

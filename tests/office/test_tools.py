@@ -124,3 +124,11 @@ async def test_recalculated_cell_filename_shows_the_workspace_not_the_host(env, 
     assert "/workspace/dir/m.xlsx" in str(cell["value"]), cell
     for shown in (obs.text, str(obs.data)):
         assert str(tmp_path) not in shown and "recalc-" not in shown and "/tmp/" not in shown
+
+
+@pytest.mark.parametrize("start", ["\u0015\U000270ca}", "A0", "ZZZZ1", "1A"])
+async def test_a_bad_start_cell_is_an_agent_error(env, start):
+    """`xlsx_write`'s rows start at an A1 cell; anything else is the agent's error, not a crash
+    (openpyxl's CellCoordinatesException is no ValueError: found by tests/core/test_tool_fuzz.py)."""
+    with pytest.raises(AgentError, match="start cell"):
+        await call(env, "xlsx_write", path="raw/x.xlsx", sheet="S", rows=[[1, 2]], start=start, create=True)
