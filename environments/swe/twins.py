@@ -29,7 +29,8 @@ RANKS = 3
 TOGETHER = 4
 
 
-def _candidate_counts(repo: Path, language: str, tests: list[str]) -> dict[str, int]:
+def _literals(repo: Path, language: str, tests: list[str]) -> dict[str, list[swe_twins.Literal]]:
+    """Each found test's candidate literals, read once as `swe_twins.plant` reads them."""
     style = swe_twins.STYLES[language]
     out = {}
     for test in tests:
@@ -39,7 +40,7 @@ def _candidate_counts(repo: Path, language: str, tests: list[str]) -> dict[str, 
         block, text = found
         body = text[block.start:block.end]
         span = (block.name_start - block.start, block.name_end - block.start)
-        out[test] = len(swe_twins.candidates(body, span, style, swe_twins.seed_of(body)))
+        out[test] = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))
     return out
 
 
@@ -58,12 +59,13 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print) -> list[swe_twins.Twin
         view = work / "view"  # base + gold + test patch: where candidates are read, as plant() reads them
         shutil.copytree(gold, view, symlinks=True)
         apply_patch(view, task.tests_dir / "test.patch")
-        counts = _candidate_counts(view, cfg.language, f2p + p2p)
-        copy_ok = {p.original for run, planted in _runs(gold, task, [(t, None) for t in counts], log)
+        literals = _literals(view, cfg.language, f2p + p2p)
+        copy_ok = {p.original for run, planted in _runs(gold, task, [(t, None) for t in literals], log)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
         found: set[tuple[str, int]] = set()
         for rank in range(ranks):
-            copies: list[tuple[str, int | None]] = [(t, rank) for t, n in counts.items() if rank < n and t in copy_ok]
+            copies: list[tuple[str, int | None]] = [(t, rank) for t, lits in literals.items()
+                                                     if rank < len(lits) and t in copy_ok]
             for run, planted in _runs(gold, task, copies, log):
                 found |= _failing_twins(run, planted)
         for _ in range(TOGETHER):  # all at once, as validation plants them, in random places: a copy that
@@ -75,7 +77,8 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print) -> list[swe_twins.Twin
                 sound |= {p.original for p in planted if not p.twin and run.statuses.get(p.id) == PASSED}
                 failing |= _failing_twins(run, planted)
             found = {t for t in failing if t[0] in sound}
-        return [_spec(view, cfg, test, literal) for test, literal in sorted(found)]
+        return [swe_twins.TwinSpec(test=test, literal=i, was=literals[test][i].text,
+                                   becomes=literals[test][i].replacement) for test, i in sorted(found)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -105,14 +108,6 @@ def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tupl
     """The twins of this run that did not pass while their original did."""
     return {(p.original, p.literal) for p in planted if p.twin and p.literal is not None and p.id
             and run.statuses.get(p.original) == PASSED and run.statuses.get(p.id) not in (None, PASSED)}
-
-
-def _spec(view: Path, cfg: SweConfig, test: str, literal: int) -> swe_twins.TwinSpec:
-    block, text = swe_twins.find(view, cfg.language, test)  # type: ignore[misc] - found when planted
-    body = text[block.start:block.end]
-    lit = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start),
-                               swe_twins.STYLES[cfg.language], swe_twins.seed_of(body))[literal]
-    return swe_twins.TwinSpec(test=test, literal=literal, was=lit.text, becomes=lit.replacement)
 
 
 def write(task: Task, log=print) -> list[swe_twins.TwinSpec]:  # noqa: ANN001
