@@ -24,6 +24,36 @@ if ((${#missing[@]})); then
   apt-get install -y -qq -o DPkg::Lock::Timeout=900 "${missing[@]}" >/dev/null
 fi
 
+# The SWE factory takes non-Python/JS packages from Debian's source packages (`apt-get source`),
+# which needs a deb-src entry; the image ships only `Types: deb`. Mirror the deb.debian.org/debian
+# stanza (URIs, Suites, Components, Signed-By) as deb-src, once.
+add_deb_src() {
+  local src=/etc/apt/sources.list.d/debian.sources out=/etc/apt/sources.list.d/envhub-src.sources
+  if grep -rqsE '^[[:space:]]*(Types:.*deb-src|deb-src[[:space:]])' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    return 0
+  fi
+  if [ "$(id -u)" != 0 ]; then
+    echo "no deb-src entry and not root: the Debian sources fetch will fail until one is added" >&2; return 0
+  fi
+  [ -f "$src" ] || { echo "no $src: add a deb-src entry for deb.debian.org/debian by hand" >&2; return 1; }
+  # The stanza (blank-line separated) whose URIs is exactly deb.debian.org/debian, Types swapped.
+  awk -v RS= -v ORS='\n\n' '/URIs:[[:space:]]*https?:\/\/deb\.debian\.org\/debian[[:space:]]*(\n|$)/ {
+        n = split($0, lines, "\n"); s = ""
+        for (i = 1; i <= n; i++) {
+          if (lines[i] ~ /^#/) continue
+          if (lines[i] ~ /^Types:/) lines[i] = "Types: deb-src"
+          s = s lines[i] "\n"
+        }
+        printf "%s", s; exit }' "$src" > "$out.tmp"
+  if ! grep -q '^Types: deb-src' "$out.tmp"; then
+    rm -f "$out.tmp"; echo "no deb.debian.org/debian stanza in $src" >&2; return 1
+  fi
+  mv "$out.tmp" "$out"
+  echo "added deb-src: $out"
+  apt-get update -qq
+}
+add_deb_src
+
 PY=${PYTHON:-python3}
 if [ ! -x .venv/bin/python ]; then "$PY" -m venv .venv; fi
 .venv/bin/pip install -q --disable-pip-version-check --upgrade pip
@@ -35,5 +65,8 @@ if [ "$langs" != none ]; then
   echo "SWE toolchains: ${langs} (ENVHUB_SWE_LANGUAGES)"
   if [ "$langs" = all ]; then .venv/bin/envhub toolchains install
   else .venv/bin/envhub toolchains install ${langs//,/ }; fi
+  # The SWE factory's pinned package sources (PyPI, npm, Debian), fetched once and checked.
+  if [ "$langs" = all ]; then .venv/bin/envhub swe sources fetch
+  else .venv/bin/envhub swe sources fetch $(printf -- '--language %s ' ${langs//,/ }); fi
 fi
 echo "set-up done in $((SECONDS - started)) s"

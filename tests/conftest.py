@@ -32,13 +32,17 @@ _DATA_DIR = pytest.StashKey[Path]()
 def pytest_configure(config: pytest.Config) -> None:
     """The suite runs in a data folder of its own, so its episodes never land in the user's store
     (nor theirs on the suite's pages). It borrows the installed verifier site; subprocesses
-    (`envhub` commands, served pages) inherit it through `ENVHUB_DATA_DIR`."""
+    (`envhub` commands, served pages) inherit it through `ENVHUB_DATA_DIR`, and the SWE factory's
+    fetched sources."""
     shared = get_settings().data_dir
     runtime.install(shared)  # no-op when installed and current
     root = Path(tempfile.mkdtemp(prefix="envhub-tests-", dir="/var/tmp"))  # sandbox uids must reach it
     root.chmod(0o755)
     (root / "verifier").mkdir(mode=0o755)
     os.symlink(runtime.site_dir(shared).resolve(), runtime.site_dir(root))
+    # ... and the fetched SWE package sources (an install step, like the verifier site).
+    (shared / "swe-sources").mkdir(parents=True, exist_ok=True)
+    os.symlink((shared / "swe-sources").resolve(), root / "swe-sources")
     os.environ["ENVHUB_DATA_DIR"] = str(root)
     os.environ.pop("ENVHUB_DATABASE_URL", None)  # nor into the user's database
     get_settings.cache_clear()

@@ -27,8 +27,10 @@ from envhub.validate.record import validation_status
 def list_tasks(env: str = typer.Option(None, help="Only this family."),
                url: str = typer.Option(None, help="List what a running server (or pool) serves instead of the "
                                                   "local catalog."),
+               by: str = typer.Option(None, "--by", help="Count the tasks per value of this metadata key "
+                                                        "instead (swe: language, package)."),
                as_json: JsonOpt = False) -> None:
-    """List tasks with their validation status."""
+    """List tasks with their validation status, or count them per language, package, ... (`--by`)."""
     from envhub.tasks.catalog import Catalog
 
     if url:
@@ -39,7 +41,7 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
             served = client.tasks(env=env, limit=5000)
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
                  "validation": t["validation"]["status"], "group": group_label(t["env"], t["metadata"]),
-                 "unavailable": t.get("unavailable")} for t in served]
+                 "by": (t["metadata"] or {}).get(by), "unavailable": t.get("unavailable")} for t in served]
         catalog = None
     else:
         check_env(env)
@@ -50,9 +52,12 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
                  "validation": validation_status(t), "group": group_label(t.family, t.config.metadata),
-                 "unavailable": missing_here(loaded, t)} for t in tasks]
+                 "by": t.config.metadata.get(by), "unavailable": missing_here(loaded, t)} for t in tasks]
+    if by:
+        _print_counts(rows, by, env, as_json)
+        return
     if as_json:
-        print_json(rows)
+        print_json([{k: v for k, v in r.items() if k != "by"} for r in rows])
         return
     cells = [{**r, "validation": status_style(r["validation"]),
               "runs here": "[red]no[/red]" if r["unavailable"] else "[green]yes[/green]"} for r in rows]
@@ -68,6 +73,27 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         console.print(f"[red]{len(ids)} task(s) cannot run here[/red]: {why}")
     for path, err in (catalog.errors.items() if catalog else ()):
         console.print(f"[red]broken task folder[/red] {path}: {err.detail}")
+
+
+def _print_counts(rows: list[dict[str, Any]], by: str, env: str | None, as_json: bool) -> None:
+    """Tasks per value of metadata key `by` (tasks without the key count under "-")."""
+    counts: dict[str, dict[str, Any]] = {}
+    for r in rows:
+        value = "-" if r["by"] in (None, "") else str(r["by"])
+        c = counts.setdefault(value, {by: value, "tasks": 0, "validated": 0, "runs here": 0})
+        c["tasks"] += 1
+        c["validated"] += r["validation"] == "validated"
+        c["runs here"] += not r["unavailable"]
+    out = sorted(counts.values(), key=lambda c: (c[by] == "-", c[by]))
+    if as_json:
+        print_json(out)
+        return
+    table = Table(title=f"{len(rows)} tasks" + (f" in {env}" if env else "") + f" by {by}")
+    for col in (by, "tasks", "validated", "runs here"):
+        table.add_column(col, justify="left" if col == by else "right")
+    for c in out:
+        table.add_row(c[by], *(str(c[k]) for k in ("tasks", "validated", "runs here")))
+    console.print(table)
 
 
 

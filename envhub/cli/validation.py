@@ -39,6 +39,9 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              check_records: bool = typer.Option(False, "--check-records",
                                                 help="Only check that every record is present, fresh and validated."),
              write: bool = typer.Option(True, help="Write validation.json records."),
+             resume: bool = typer.Option(False, "--resume",
+                                         help="Skip tasks whose record is fresh (each record is written as its "
+                                              "task finishes, so an interrupted run goes on where it stopped)."),
              jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
                                       help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
              baselines: bool = typer.Option(False, "--baselines",
@@ -66,6 +69,11 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if validation_status(t) == "validated"]
         tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
+    if resume:
+        done = [t for t in tasks if validation_status(t) in ("validated", "rejected")]
+        tasks = [t for t in tasks if t not in done]
+        if not as_json:
+            console.print(f"resuming: {len(done)} tasks have a fresh record, {len(tasks)} to validate")
     # A task this machine cannot run is not judged (a missing toolchain is no verdict on the task).
     from envhub import families
 
@@ -169,29 +177,15 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
 
 
 async def _validate(settings: Settings, tasks: list, runs: int, write: bool, quiet: bool, jobs: int = 1) -> list:
-    """Validate `tasks`, `jobs` at a time (one slow task no longer holds up the rest); the reports
-    come back in the tasks' order, whatever order they finish in."""
-    from envhub.validate.core import Validator
+    """`validate_tasks` behind a progress bar, a line per finished task."""
+    from envhub.validate.core import validate_tasks
 
-    needed = sorted({t.family for t in tasks})
-    hub = make_hub(settings.model_copy(update={"families": needed, "store_enabled": False}))  # not training episodes
-    await hub.start()
-    validator = Validator(hub, runs=runs, write=write)
-    slots = asyncio.Semaphore(max(1, jobs))
-    try:
-        with progress_bar(quiet=quiet) as progress:
-            bar = progress.add_task("validating", total=len(tasks))
+    with progress_bar(quiet=quiet) as progress:
+        bar = progress.add_task("validating", total=len(tasks))
 
-            async def one(task: Any) -> Any:
-                async with slots:
-                    progress.update(bar, description=task.id)
-                    report = await validator.validate(task)
-                progress.advance(bar)
-                log_line(progress, quiet, f"{task.id}: {report.status} in {report.seconds:.1f} s")
-                return report
+        def done(report: Any) -> None:
+            progress.advance(bar)
+            log_line(progress, quiet, f"{report.task_id}: {report.status} in {report.seconds:.1f} s")
 
-            reports = list(await asyncio.gather(*(one(t) for t in tasks)))
-    finally:
-        validator.close()
-        await hub.stop()
-    return reports
+        return await validate_tasks(settings, tasks, runs=runs, write=write, jobs=jobs,
+                                    on_start=lambda task: progress.update(bar, description=task.id), on_done=done)

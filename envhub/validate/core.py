@@ -13,6 +13,7 @@ import asyncio
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -262,3 +263,29 @@ async def _copy(src: Path, dest: Path) -> None:
 def _why(result: VerifyResult) -> str:
     failed = [f"{c.id}: {c.message[:200]}" for c in result.checks if not c.passed]
     return f"{result.failure_class.value} reward={result.reward} {result.detail[:300]} {'; '.join(failed)[:600]}"
+
+
+async def validate_tasks(settings: Any, tasks: list[Task], *, runs: int = 3, write: bool = True, jobs: int = 1,
+                         on_start: Callable[[Task], None] = lambda _: None,
+                         on_done: Callable[[TaskReport], None] = lambda _: None) -> list[TaskReport]:
+    """Validate `tasks` on one hub of their families, `jobs` at a time (one slow task no longer
+    holds up the rest); the reports come back in the tasks' order, whatever order they finish in.
+    `envhub validate` and the SWE factory (which keeps only what this gate accepts) call it."""
+    needed = sorted({t.family for t in tasks})
+    hub = Hub.build(settings.model_copy(update={"families": needed, "store_enabled": False}))  # no training episodes
+    await hub.start()
+    validator = Validator(hub, runs=runs, write=write)
+    slots = asyncio.Semaphore(max(1, jobs))
+
+    async def one(task: Task) -> TaskReport:
+        async with slots:
+            on_start(task)
+            report = await validator.validate(task)
+        on_done(report)
+        return report
+
+    try:
+        return list(await asyncio.gather(*(one(t) for t in tasks)))
+    finally:
+        validator.close()
+        await hub.stop()

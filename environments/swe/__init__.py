@@ -43,10 +43,11 @@ class SweFamily(Family):
     name = "swe"
     description = ("Fix a real bug in a small repository (18 languages) with editor, shell and test tools; "
                    "graded by the repository's own tests, fail before and pass after.")
-    # The checkout the agent starts from, the oracle and mutator (here), the repeated
+    # The checkout the agent starts from (a bundle, or a factory task's pinned source), the oracle
+    # and mutator (here), the repeated
     # fail-before/pass-after runs and negative controls. The tools (env.py), the toolchain
     # installer and the importers serve the agent or the author, not the verdict.
-    judged_by = ("__init__.py", "repo.py", "validate.py", "controls.py", "forgers.py", "settings.py")
+    judged_by = ("__init__.py", "repo.py", "source.py", "validate.py", "controls.py", "forgers.py", "settings.py")
     settings_class = SweSettings
 
     def make(self, ctx: EnvContext) -> SweEnvironment:

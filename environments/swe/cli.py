@@ -1,12 +1,15 @@
 """The swe family's commands, mounted by the core as `envhub swe ...` (`SweFamily.cli`):
 `toolchains list|install [LANG ...]` (also `envhub toolchains`), the language toolchains, and
-`import` (also `envhub import swebench`), which turns SWE-bench instances into tasks."""
+`import` (also `envhub import swebench`), which turns SWE-bench instances into tasks; and the task
+factory's `sources list|fetch` (pinned upstream packages) and `synth` (tasks made from one)."""
 
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -136,3 +139,168 @@ def twins_cmd(task_ids: list[str] = typer.Argument(None, help="SWE task ids (def
     for r in rows:
         table.add_row(r["task"], str(r["twins"]), str(r["tests"]), str(r["seconds"]))
     console.print(table)
+
+
+sources_app = typer.Typer(help="The factory's pinned package sources (PyPI, npm, Debian).", no_args_is_help=True)
+app.add_typer(sources_app, name="sources")
+_MANIFESTS = typer.Option(None, "--manifests", help="A folder of package manifests (default: the factory's).")
+
+
+def _packages(specs: list[str] | None, language: list[str] | None, manifests: Path | None) -> list:
+    from environments.swe.factory.packages import PackageError, find, load_all
+
+    try:
+        pkgs = [find(s, manifests) for s in specs] if specs else list(load_all(manifests).values())
+    except PackageError as e:
+        raise typer.BadParameter(str(e)) from e
+    return [p for p in pkgs if not language or p.language in language]
+
+
+@sources_app.command("list")
+def sources_list(language: list[str] = typer.Option(None, "--language", help="Only these languages."),
+                 manifests: Path = _MANIFESTS,
+                 as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Every pinned package: where it comes from, whether it is fetched, its tasks and the factory's
+    yield on it (candidates tried, tasks kept, validation seconds per kept task)."""
+    from environments.swe import source
+
+    settings = get_settings()
+    rows = []
+    for p in _packages(None, language, manifests):
+        size = sum(source.blob(settings.data_dir, f).stat().st_size for f in p.source.files
+                   if source.blob(settings.data_dir, f).is_file())
+        rows.append({"id": p.id, "language": p.language, "registry": p.registry, "version": p.version,
+                     "fetched": not source.missing(p.source, settings.data_dir), "bytes": size,
+                     "suite_s": p.suite_s, "tests": p.tests,
+                     **_yield(settings.tasks_dir / "swe" / p.language / p.slug)})
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    from envhub.cli._shared import fitted_table
+
+    cells = [{"package": r["id"], "language": r["language"], "registry": r["registry"],
+              "fetched": "[green]yes[/green]" if r["fetched"] else "[red]no[/red]", "KiB": f"{r['bytes'] / 1024:.0f}",
+              "suite s": f"{r['suite_s']:g}", "tests": str(r["tests"]), "tasks": str(r["tasks"]),
+              "validated": str(r["validated"]), "tried": str(r["tried"]), "kept": str(r["kept"]),
+              "val s": f"{r['validation_s']:.0f}" if r["validation_s"] else "-"} for r in rows]
+    console.print(fitted_table("pinned packages (tried/kept: the factory's candidates; val s: validation per task)",
+                               cells, ["package", "language", "registry", "fetched", "KiB", "suite s", "tests",
+                                       "tasks", "validated", "tried", "kept", "val s"],
+                               spare=["registry", "KiB", "suite s", "tried", "val s", "tests", "language"], flex=[],
+                               right=("KiB", "suite s", "tests", "tasks", "validated", "tried", "kept", "val s")))
+    console.print(f"{len(rows)} packages, {sum(r['fetched'] for r in rows)} fetched, "
+                  f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in the store")
+
+
+def _yield(root: Path) -> dict[str, Any]:
+    """A package's tasks and what made them: `_package/synth.json` (every synth run) and the records."""
+    records = [json.loads(r.read_text()) for r in root.glob("*/validation.json")]
+    runs = json.loads((root / "_package" / "synth.json").read_text()) if (root / "_package" / "synth.json").is_file() \
+        else []
+    seconds = [r.get("seconds", 0.0) for r in records if r.get("status") == "validated"]
+    return {"tasks": len(list(root.glob("*/task.yaml"))), "validated": len(seconds),
+            "tried": sum(r.get("tried", 0) for r in runs), "kept": sum(len(r.get("kept", [])) for r in runs),
+            "validation_s": round(sum(seconds) / len(seconds), 1) if seconds else 0.0}
+
+
+@sources_app.command("fetch")
+def sources_fetch(packages: list[str] = typer.Argument(None, help="Package ids or NAME[==VERSION] (default: all)."),
+                  language: list[str] = typer.Option(None, "--language", help="Only these languages."),
+                  no_apt: bool = typer.Option(False, "--no-apt", help="Skip the packages' extra Debian packages."),
+                  manifests: Path = _MANIFESTS,
+                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Download each pinned source once, check its sha256 and keep it in the store (idempotent)."""
+    from dataclasses import asdict
+
+    from environments.swe.factory.fetch import FetchError, fetch
+
+    settings = get_settings()
+    pkgs = _packages(packages, language, manifests)
+    results, failed = [], []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TimeElapsedColumn(), console=console, disable=as_json) as progress:
+        bar = progress.add_task("sources", total=len(pkgs))
+        for p in pkgs:
+            progress.update(bar, description=p.id)
+            try:
+                results.append(asdict(fetch(p, settings.data_dir, apt=not no_apt)))
+            except FetchError as e:
+                failed.append({"package": p.id, "error": str(e)})
+                console.print(f"[red]{p.id}: {e}[/red]")
+            progress.advance(bar)
+    if as_json:
+        typer.echo(json.dumps({"fetched": results, "failed": failed}, indent=2))
+    else:
+        new = [r for r in results if r["stored"]]
+        console.print(f"{len(results)} sources present ({len(new)} fetched now, "
+                      f"{sum(r['bytes'] for r in new) / 1e6:.1f} MB); {len(failed)} failed")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("synth")
+def synth_cmd(package: str = typer.Argument(..., help="PACKAGE[==VERSION] or a package id."),
+              count: int = typer.Option(10, "--count", min=1, help="Tasks wanted."),
+              seed: int = typer.Option(0, "--seed", help="Seed for the candidates' order and the prompts."),
+              pairs: float = typer.Option(0.2, "--pairs", min=0.0, max=1.0, help="Share of tasks with two bugs."),
+              cap: int = typer.Option(60, "--cap", min=1, help="Tasks per package at most (existing ones count)."),
+              dest: Path = typer.Option(None, help="Tasks root (default: the hub's tasks/)."),
+              manifests: Path = _MANIFESTS,
+              validate: bool = typer.Option(True, "--validate/--no-validate",
+                                            help="Keep only tasks `envhub validate` accepts (their records are "
+                                                 "written); --no-validate leaves that to you."),
+              as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
+    """Make SWE tasks from a pinned package: mutate its source, keep what its own tests catch stably
+    and what the whole validation gate accepts, and write the task folders with their records."""
+    from environments.swe.factory.synth import SynthError, Synthesiser
+
+    settings = get_settings()
+    pkg = _packages([package], None, manifests)[0]
+    root = dest or settings.tasks_dir
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                  TextColumn("{task.fields[last]}"), TimeElapsedColumn(), console=console, disable=as_json) as progress:
+        bar = progress.add_task(pkg.id, total=count, last="")
+        synth = Synthesiser(pkg, tasks_root=root, data_dir=settings.data_dir, seed=seed,
+                            log=lambda line: None if as_json else progress.console.print(f"  {line}"),
+                            gate=_validation_gate(settings, root) if validate else None)
+        try:
+            report = synth.synth(count, pairs=pairs, cap=cap,
+                                 progress=lambda kept, want, last: progress.update(bar, completed=kept, total=want,
+                                                                                   last=last))
+        except SynthError as e:
+            console.print(f"[red]{e}[/red]")
+            raise typer.Exit(1) from e
+    out = report.as_dict()
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    from envhub.cli._shared import fitted_table
+
+    row = {"package": report.package, "clean tests": str(report.clean_tests), "candidates": str(report.candidates),
+           "tried": str(report.tried), "kept": str(len(report.kept)),
+           "outcomes": " ".join(f"{k}={v}" for k, v in sorted(out["outcomes"].items())),
+           "seconds": f"{report.seconds:.0f}"}
+    console.print(fitted_table(f"{len(report.kept)} of {count} tasks made", [row], list(row),
+                               spare=["candidates", "clean tests", "seconds"], flex=["outcomes"],
+                               right=("clean tests", "candidates", "tried", "kept", "seconds")))
+    if out["rejected_by"]:
+        console.print("rejected by: " + ", ".join(f"{k} ({v})" for k, v in sorted(out["rejected_by"].items())))
+    if report.kept and not validate:
+        console.print("next: envhub validate " + " ".join(report.kept))
+
+
+def _validation_gate(settings: Any, root: Path) -> Callable[[Path], tuple[str, dict[str, str]]]:
+    """`envhub validate` on one freshly written task (its record written beside it)."""
+    import asyncio
+
+    from envhub.tasks.catalog import Catalog
+    from envhub.validate.core import validate_tasks
+
+    local = settings.model_copy(update={"tasks_dir": root})
+
+    def gate(task_dir: Path) -> tuple[str, dict[str, str]]:
+        task = Catalog(root).get("/".join(task_dir.relative_to(root).parts))
+        [report] = asyncio.run(validate_tasks(local, [task]))
+        return report.status, {f.check: f.detail for f in report.findings if not f.ok}
+
+    return gate

@@ -8,6 +8,7 @@ records (`SweFamily.judged_by`); availability says nothing about a verdict.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envhub.spec import MissingRequirement
@@ -21,9 +22,27 @@ if TYPE_CHECKING:
     from envhub.tasks.model import Task
 
 
+def _missing_source(task: Task, data_dir: Path | None) -> MissingRequirement | None:
+    """A factory task whose pinned source is not in the store (`envhub swe sources fetch`)."""
+    from envhub.config import get_settings
+    from environments.swe import source
+
+    src = source.of(task.config.metadata, task.id)
+    if src is None or not source.missing(src, data_dir or get_settings().data_dir):
+        return None
+    return MissingRequirement(reason=f"the source of {src.id} is not fetched", fix=source.fetch_command(src))
+
+
 class SweFamily(swe.SweFamily):
-    facet_labels = {"language": "language"}
+    facet_labels = {"language": "language", "package": "package"}  # package: a factory task's source
     timing_facet = "language"
+
+    @classmethod
+    def group(cls, metadata: dict) -> str:
+        """`python`, or `python · toolz-0.12.1` for a factory task (tables group by both)."""
+        facets = cls.facets(metadata)
+        package = facets.get("package", "").split("/", 1)[-1]
+        return " · ".join(x for x in (facets.get("language", ""), package) if x)
     cli_aliases = {"toolchains": "toolchains", "import swebench": "import"}
 
     @classmethod
@@ -32,8 +51,11 @@ class SweFamily(swe.SweFamily):
 
         return app
 
+    _data_dir: Path | None = None  # the serving settings' (the store of fetched sources lives there)
+
     def setup(self, settings: Settings) -> None:
         super().setup(settings)
+        self._data_dir = settings.data_dir
         # Run the 18 checks once in the background so the first /v1/envs or reset does not wait.
         threading.Thread(target=toolchains.missing_languages, name="swe-toolchain-checks", daemon=True).start()
 
@@ -47,6 +69,8 @@ class SweFamily(swe.SweFamily):
                        "languages): their tasks cannot run here",
                 fix="envhub toolchains install " + " ".join(missing))
         md = task.config.metadata
+        if (lacking := _missing_source(task, self._data_dir)) is not None:
+            return lacking
         declared = md.get("toolchain") or {}
         check = declared.get("check") or ""
         if not check or toolchains.present([check])[check]:

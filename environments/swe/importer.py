@@ -90,7 +90,8 @@ def import_swebench(instances: Path, repo: Path, dest_root: Path, language: str,
                     **({"build": build} if build else {}), "test_command": test_command,
                     "report": {"format": report_format, "file": report_file}, "env": env or {},
                     "protected_paths": protected,
-                    "source": {"instance_id": inst["instance_id"], "repo": inst.get("repo", "")},
+                    # where it came from (`source` names a factory task's pinned package)
+                    "origin": {"swebench": inst["instance_id"], "repo": inst.get("repo", "")},
                 },
             }
             write_task_files(dest, repo=clone, task_yaml=spec, prompt=inst["problem_statement"],

@@ -1,8 +1,10 @@
 """A SWE task's repository: its `task.yaml` metadata and the cached base checkout.
 
-The agent's workspace is a checkout of `base_commit` from `state/repo.bundle`, without the test
-patch. Cloning a bundle costs a second or more, so each task's checkout is prepared once under
-`<data_dir>/swe-cache/<key>/repo` (the key hashes the bundle and the commit) and every reset copies
+The agent's workspace is a checkout of `base_commit`, without the test patch: for a hand-written
+task, from `state/repo.bundle`; for a factory task, the pinned upstream source
+(`environments/swe/source.py`) with the gold patch reversed (the bug), committed as the single
+commit `base_commit`. Building it costs a second or more, so each task's checkout is prepared once
+under `<data_dir>/swe-cache/<key>/repo` (the key hashes what it is made of) and every reset copies
 it as the sandbox template.
 """
 
@@ -18,6 +20,7 @@ from pathlib import Path
 
 from envhub.errors import EnvError, TaskInvalid
 from envhub.tasks.model import Task
+from environments.swe import source as swe_source
 from verifiers.swe import SweConfig, git_env
 
 BUNDLE = "repo.bundle"
@@ -47,9 +50,14 @@ def bundle_path(task: Task) -> Path:
 
 def cache_key(task: Task) -> str:
     h = hashlib.sha256()
-    with open(bundle_path(task), "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
+    src = swe_source.of(task.config.metadata, task.id)
+    parts = ([task.solution_dir / "gold.patch"] if src else [bundle_path(task)])
+    if src:
+        h.update(src.key.encode())
+    for part in parts:
+        with open(part, "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
     h.update(base_commit(task).encode())
     return h.hexdigest()[:32]
 
@@ -70,8 +78,15 @@ def git(*args: str, cwd: Path | None = None, check: bool = True, input: str | No
     return proc.stdout
 
 
-def clone_base(task: Task, dest: Path) -> None:
-    """Clone the bundle into `dest` at the base commit, detached, with no remote."""
+def clone_base(task: Task, dest: Path, data_dir: Path | None = None) -> None:
+    """The base checkout in `dest`: the bundle cloned at the base commit with no remote, or a
+    factory task's source with its bug committed."""
+    src = swe_source.of(task.config.metadata, task.id)
+    if src is not None:
+        from envhub.config import get_settings
+
+        _base_from_source(task, src, data_dir or get_settings().data_dir, dest)
+        return
     bundle = bundle_path(task)
     if not bundle.is_file():
         raise TaskInvalid(f"{task.id}: {bundle} is missing")
@@ -85,6 +100,36 @@ def clone_base(task: Task, dest: Path) -> None:
     git("-c", "advice.detachedHead=false", "checkout", "-q", "main", cwd=dest)
     git("reflog", "expire", "--expire=now", "--all", cwd=dest)
     git("gc", "-q", "--prune=now", cwd=dest)
+
+
+def source_base_commit(src: swe_source.Source, gold: Path, data_dir: Path, dest: Path) -> str:
+    """Build in `dest` the upstream tree of `src` with the patch `gold` reversed (the bug),
+    committed once; the commit id.
+
+    Files are hard links into the shared tree (a task adds only its git objects); `git apply`
+    writes every file it changes anew, so the shared tree is never written through a link."""
+    from verifiers.swe import PatchError, apply_patch
+
+    upstream = swe_source.tree(src, data_dir)
+    shutil.copytree(upstream, dest, symlinks=True, copy_function=os.link)
+    try:
+        apply_patch(dest, gold, reverse=True)
+    except PatchError as e:
+        raise TaskInvalid(f"the gold patch does not reverse on {src.id}: {e}") from e
+    git("init", "-q", "-b", "main", cwd=dest)
+    git("add", "-A", "--force", cwd=dest)  # the tree as the registry ships it, ignored files too
+    git("commit", "-q", "--no-verify", "-m", "base", cwd=dest)
+    return git("rev-parse", "HEAD", cwd=dest).strip()
+
+
+def _base_from_source(task: Task, src: swe_source.Source, data_dir: Path, dest: Path) -> None:
+    gold = task.solution_dir / "gold.patch"
+    if not gold.is_file():
+        raise TaskInvalid(f"{task.id}: {gold} is missing")
+    head = source_base_commit(src, gold, data_dir, dest)
+    if head != base_commit(task):
+        raise TaskInvalid(f"{task.id}: the base built from {src.id} is commit {head}, not the task's "
+                          f"base_commit {base_commit(task)}")
 
 
 def checkout(task: Task, data_dir: Path) -> Path:
@@ -101,7 +146,7 @@ def checkout(task: Task, data_dir: Path) -> Path:
         root.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix="repo-", dir=root))
         try:
-            clone_base(task, tmp / "repo")
+            clone_base(task, tmp / "repo", data_dir)
             for p in (tmp, *tmp.rglob("*")):
                 if not p.is_symlink():
                     p.chmod(p.stat().st_mode | 0o444 | (0o111 if p.is_dir() else 0))

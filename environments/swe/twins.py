@@ -14,6 +14,7 @@ checks it again (`SweValidator.twins`).
 
 from __future__ import annotations
 
+import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -44,9 +45,12 @@ def _literals(repo: Path, language: str, tests: list[str]) -> dict[str, list[swe
     return out
 
 
-def qualify(task: Task, *, ranks: int = RANKS, log=print) -> list[swe_twins.TwinSpec]:  # noqa: ANN001
+def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
+            data_dir: Path | None = None, max_p2p: int | None = None) -> list[swe_twins.TwinSpec]:
     """Find the task's qualifying twins (runs the suite about `ranks` + 3 times over the gold state,
-    more when a batch of copies breaks the run and is split)."""
+    more when a batch of copies breaks the run and is split). With `max_p2p`, only that many
+    PASS_TO_PASS tests (a seeded draw) get twins beside every FAIL_TO_PASS one: grading plants two
+    of them (`swe_twins.plan`), and a package's suite of hundreds would double every run."""
     cfg = SweConfig.from_task_dir(task.path)
     if cfg.language not in swe_twins.STYLES:
         return []
@@ -54,12 +58,17 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print) -> list[swe_twins.Twin
     work = Path(tempfile.mkdtemp(prefix="swe-twins-"))
     try:
         gold = work / "gold"
-        clone_base(task, gold)
+        clone_base(task, gold, data_dir)
         apply_patch(gold, task.solution_dir / "gold.patch")
         view = work / "view"  # base + gold + test patch: where candidates are read, as plant() reads them
         shutil.copytree(gold, view, symlinks=True)
-        apply_patch(view, task.tests_dir / "test.patch")
-        literals = _literals(view, cfg.language, f2p + p2p)
+        if (task.tests_dir / "test.patch").is_file():  # a factory task's tests are the package's own
+            apply_patch(view, task.tests_dir / "test.patch")
+        if max_p2p is not None and len(p2p) > max_p2p:
+            p2p_twinned = sorted(random.Random(task.id).sample(p2p, max_p2p))
+        else:
+            p2p_twinned = p2p
+        literals = _literals(view, cfg.language, f2p + p2p_twinned)
         copy_ok = {p.original for run, planted in _runs(gold, task, [(t, None) for t in literals], log)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
         found: set[tuple[str, int]] = set()
@@ -110,7 +119,8 @@ def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tupl
             and run.statuses.get(p.original) == PASSED and run.statuses.get(p.id) not in (None, PASSED)}
 
 
-def write(task: Task, log=print) -> list[swe_twins.TwinSpec]:  # noqa: ANN001
-    twins = qualify(task, log=log)
+def write(task: Task, log=print, data_dir: Path | None = None,  # noqa: ANN001
+          max_p2p: int | None = None) -> list[swe_twins.TwinSpec]:
+    twins = qualify(task, log=log, data_dir=data_dir, max_p2p=max_p2p)
     swe_twins.dump(task.tests_dir, twins)
     return twins

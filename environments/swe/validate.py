@@ -2,7 +2,11 @@
 
 1. Static: `tests.json` well formed with unique ids; `test.patch` and `gold.patch` apply exactly
    (`git apply --check`) on the base commit; the gold patch touches no protected path; the
-   toolchain check passes inside a sandbox.
+   toolchain check passes inside a sandbox. A factory task (its base a pinned upstream source,
+   its tests the package's own: no `test.patch`) must not find the fix anywhere the agent can
+   read: no file of the checkout and no file under the sandbox's read-only host folders of the
+   same name as a fixed file holds a fixed hunk's clean text (a Debian or PyPI install of the same
+   library, a vendored or built copy).
 2. Runs: base+test N times and base+test+gold N times (N = 5, or `ENVHUB_SWE_RUNS`), each in a
    fresh copy, offline in a throwaway sandbox, with a private HOME/TMPDIR and fixed locale and
    time zone (`python3 -m verifiers.swe run`). Each test is classified per state as PASS, FAIL,
@@ -17,7 +21,8 @@
 5. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
    tests, fake output and reports, a planted framework hook, a report forged by the code under
    test and the in-process forgers of `forgers.py` must be unresolved (the forging ones by the
-   `report_integrity` check: the twins); the gold patch must be resolved (twins included).
+   `report_integrity` check: the twins; a forger that makes no FAIL_TO_PASS test pass, in a run
+   without twins, forged nothing to catch); the gold patch must be resolved (twins included).
 
 Timings per phase and language go in the findings' data.
 """
@@ -26,9 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +67,67 @@ def patch_paths(patch: str) -> list[str]:
             if p != "/dev/null":
                 out.add(p[2:] if p[:2] in ("a/", "b/") else p)
     return sorted(out)
+
+
+#: Read-only host folders the agent's sandbox sees (envhub.sandbox.local binds them).
+SANDBOX_HOST_VIEW = ("/usr", "/etc", "/var/lib/ghc")
+#: A fixed hunk shorter than this (non-blank characters) says too little to look for.
+MIN_HUNK_CHARS = 40
+
+
+def fixed_hunks(patch: str) -> dict[str, list[str]]:
+    """Per file, the post-image of each hunk (context and added lines): the clean text the fix writes."""
+    out: dict[str, list[str]] = {}
+    path, cur = "", None
+    for line in patch.splitlines(keepends=True):
+        if line.startswith("+++ "):
+            p = line[4:].split("\t", 1)[0].strip()
+            path = p[2:] if p.startswith("b/") else p
+        elif line.startswith("@@"):
+            cur = []
+            out.setdefault(path, []).append(cur)  # type: ignore[arg-type]
+        elif cur is not None and line[:1] in (" ", "+"):
+            cur.append(line[1:])
+        elif line.startswith("diff --git"):
+            cur = None
+    texts = {p: ["".join(h) for h in hunks] for p, hunks in out.items()}
+    return {p: [h for h in hs if len("".join(h.split())) >= MIN_HUNK_CHARS] for p, hs in texts.items()}
+
+
+@lru_cache(maxsize=4)
+def _files_by_name(tops: tuple[str, ...]) -> dict[str, list[str]]:
+    """Every file under `tops` by its name (one walk per validation process)."""
+    index: dict[str, list[str]] = {}
+    for top in tops:
+        for dirpath, _, filenames in os.walk(top):
+            for f in filenames:
+                index.setdefault(f, []).append(os.path.join(dirpath, f))
+    return index
+
+
+def visible_copies(base: Path, gold_patch: str, host_view: tuple[str, ...] = SANDBOX_HOST_VIEW,
+                   max_bytes: int = 8 << 20) -> list[str]:
+    """Files the agent can read that hold a fixed hunk's clean text: any file of the checkout
+    `base` (which carries the bug), and any file under `host_view` named like a fixed file."""
+    hunks = fixed_hunks(gold_patch)
+    names = {Path(p).name for p in hunks}
+    found: list[str] = []
+
+    def holds(path: str) -> bool:
+        try:
+            if os.path.getsize(path) > max_bytes:
+                return False
+            text = Path(path).read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return False
+        return any(h in text for hs in hunks.values() for h in hs)
+
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not (dirpath == str(base) and d == ".git")]
+        found += [os.path.join(dirpath, f) for f in filenames if holds(os.path.join(dirpath, f))]
+    index = _files_by_name(host_view)
+    found += [p for name in names for p in index.get(name, ()) if holds(p)]
+    return sorted(found)
 
 
 def classify(runs: list[RunResult]) -> dict[str, str]:
@@ -110,7 +179,8 @@ class SweValidator:
         dupes = sorted({t for t in f2p + p2p if (f2p + p2p).count(t) > 1})
         if dupes:
             problems.append("test ids repeat: " + ", ".join(dupes[:5]))
-        for name in ("test_swe.py", "test.patch", "protected.tar"):
+        factory = bool(self.task.config.metadata.get("source"))
+        for name in ("test_swe.py", "protected.tar") + (() if factory else ("test.patch",)):
             if not (tests / name).is_file():
                 problems.append(f"tests/{name} is missing")
         gold = self.task.solution_dir / "gold.patch"
@@ -128,6 +198,13 @@ class SweValidator:
                 except PatchError as e:
                     problems.append(f"{name} does not apply to the base commit: {e}")
         self.add("swe-static", not problems, "; ".join(problems), f2p=len(f2p), p2p=len(p2p))
+        if factory and gold.is_file():
+            started = time.monotonic()
+            copies = await asyncio.to_thread(visible_copies, repo, gold.read_text(encoding="utf-8"))
+            self.add("swe-fix-not-visible", not copies, "the fix can be read at " + ", ".join(copies[:5]) if copies
+                     else "", seconds=round(time.monotonic() - started, 2))
+            if copies:
+                return None
         return (f2p, p2p) if not problems else None
 
     # -- 2. runs -------------------------------------------------------------------------------
@@ -158,11 +235,13 @@ class SweValidator:
             workdir="/tmp")
 
     async def run_once(self, *, gold: bool, tag: str, copies: list[tuple[str, int | None]] | None = None,
-                       twins: bool = False) -> RunResult:
-        """One offline run in a fresh sandbox over a fresh copy, planting `copies` or, with
-        `twins`, what grading plants."""
+                       twins: bool = False, edit: Callable[[Path], object] | None = None) -> RunResult:
+        """One offline run in a fresh sandbox over a fresh copy (changed by `edit` first, as a
+        control changes it), planting `copies` or, with `twins`, what grading plants."""
         task_copy = await self._task_copy()
         template = await self._copy_base(tag, gold=gold)
+        if edit is not None:
+            await asyncio.to_thread(edit, template)
         extra = (["--copies", json.dumps(copies)] if copies is not None else []) + (["--twins"] if twins else [])
         try:
             res = await self.backend.run_once(
@@ -260,7 +339,8 @@ class SweValidator:
             planted = [swe_twins.Planted(**c) for c in run.copies]
             forged = swe_twins.check_report(statuses, [], f2p + p2p, planted, self.cfg.language)
             self.add(f"swe-control-{name}", bool(forged), forged[0][:300] if forged else
-                     f"a report with {name.replace('-', ' ')} is not caught", seconds=round(time.monotonic() - started, 2))
+                     f"a report with {name.replace('-', ' ')} is not caught",
+                     seconds=round(time.monotonic() - started, 2))
 
     # -- 5. graded controls ----------------------------------------------------------------------
     async def controls(self, f2p: list[str], p2p: list[str]) -> None:
@@ -273,10 +353,23 @@ class SweValidator:
                 continue  # no forger of this kind for the language
             result = await self.runner.verify(self.task, state)
             ok = result.failure_class.value == "ok" and not result.passed and result.reward == 0.0
+            note = ""
             if name == "forge-report" or name in FORGERS:
                 # proof that the twins work in this language: the forged report itself is caught
-                ok = ok and any(c.id == "report_integrity" and not c.passed for c in result.checks)
-            self.add(f"swe-control-{name}", ok, "" if ok else
+                caught = any(c.id == "report_integrity" and not c.passed for c in result.checks)
+                if ok and not caught and name in FORGERS:
+                    # unless the forger forged nothing: on real suites (the factory's) a forger may not
+                    # reach a required test (its assertion is not one it reads); then every
+                    # FAIL_TO_PASS test still fails, the twins have nothing to catch, and the proof is
+                    # the forged reports' check and the forgers that did forge. One it did forge and
+                    # the twins missed rejects the task.
+                    run = await self.run_once(gold=False, tag=f"control-{name}-statuses",
+                                              edit=lambda repo, c=control: c(repo, self.cfg, f2p + p2p))
+                    forged = [t for t in f2p if run.statuses.get(t) == PASSED]
+                    caught = not forged
+                    note = "" if forged else f"not applicable: the forger made none of {len(f2p)} FAIL_TO_PASS pass"
+                ok = ok and caught
+            self.add(f"swe-control-{name}", ok, note if ok else
                      f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "
                      + "; ".join(f"{c.id}: {c.message[:200]}" for c in result.checks if not c.passed)[:600],
                      seconds=round(time.monotonic() - started, 2))

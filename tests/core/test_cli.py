@@ -4,6 +4,7 @@ import json
 import re
 import subprocess
 import sys
+from collections import Counter
 
 import pytest
 from typer.testing import CliRunner
@@ -21,6 +22,19 @@ def test_list_and_show_print_json():
     assert shown.exit_code == 0, shown.output
     info = json.loads(shown.output)
     assert info["tools"] == ["echo"] and "solution" not in shown.output
+
+
+def test_list_by_counts_tasks_per_metadata_value():
+    from envhub.config import get_settings
+    from envhub.tasks.catalog import Catalog
+
+    tasks = Catalog(get_settings().tasks_dir).filter(env="swe")
+    expected = Counter(t.config.metadata.get("language") or "-" for t in tasks)
+    listed = runner.invoke(app, ["list", "--env", "swe", "--by", "language", "--json"])
+    assert listed.exit_code == 0, listed.output
+    counts = json.loads(listed.output)
+    assert {c["language"]: c["tasks"] for c in counts} == expected
+    assert all(0 <= c["validated"] <= c["tasks"] for c in counts)
 
 
 def test_run_drives_an_episode_through_the_http_api():

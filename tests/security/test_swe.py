@@ -28,13 +28,13 @@ from envhub.tasks.model import Task
 from envhub.verify.runner import VerifierRunner
 from environments.swe.controls import CONTROLS
 from environments.swe.repo import clone_base, config
-from tests.swe.conftest import SWE_TASKS, load, require_toolchain
+from tests.swe.conftest import HAND_WRITTEN, load, require_toolchain
 from verifiers.swe import apply_patch
 
 PYTHON_TASK = "swe/python/interval-merge"
 #: one task per language for the forging controls
-LANGUAGE_TASKS = sorted(f"swe/{d.parent.name}/{d.name}" for d in SWE_TASKS.glob("*/*")
-                        if d.name == min(x.name for x in d.parent.iterdir() if x.is_dir()))
+LANGUAGE_TASKS = sorted(f"swe/{d.parent.name}/{d.name}" for d in HAND_WRITTEN
+                        if d.name == min(x.name for x in HAND_WRITTEN if x.parent == d.parent))
 SAMPLE = 3
 
 
@@ -201,7 +201,8 @@ def test_haskell_library_forges_through_unsafe_perform_io(checkout):
     result = judge(task, repo)
     _assert_zero(result, check="report_integrity")
     message = next(c.message for c in result.checks if c.id == "report_integrity")
-    assert "the test report is forged" in message and "planted test" in message, message  # built, ran, forged
+    # built, ran, forged: the all-pass report lists the graded tests, not the twins planted beside them
+    assert "the test report is forged" in message and "a planted copy of" in message, message
 
 
 @pytest.mark.parametrize("task_id", _sample(LANGUAGE_TASKS))

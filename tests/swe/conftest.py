@@ -15,6 +15,10 @@ from envhub.tasks.model import Task
 from environments.swe import toolchains
 
 SWE_TASKS = REPO_ROOT / "tasks" / "swe"
+#: The hand-written tasks (`<language>/<name>/`); the factory's live one level down, by package
+#: (`<language>/<package>/<name>/`).
+HAND_WRITTEN = sorted(p.parent for p in SWE_TASKS.glob("*/*/task.yaml"))
+FACTORY = sorted(p.parent for p in SWE_TASKS.glob("*/*/*/task.yaml"))
 _present: dict[str, bool] = {}
 
 
@@ -22,6 +26,19 @@ def toolchain_present(language: str) -> bool:
     if language not in _present:
         _present[language] = toolchains.status(language).present
     return _present[language]
+
+
+def writable_base(task: Task, dest: Path) -> None:
+    """The task's base checkout in `dest`, safe to edit in place. A factory task's `clone_base`
+    hard-links the files of the store's shared source tree (`repo.source_base_commit`): an
+    in-place write there (planting twins, appending a forger) would change that tree, and so every
+    later base of the package in this data folder (and its commit)."""
+    from environments.swe.repo import clone_base
+
+    linked = dest.with_name(dest.name + ".linked")
+    clone_base(task, linked)
+    shutil.copytree(linked, dest, symlinks=True)
+    shutil.rmtree(linked)
 
 
 def load(task_id: str) -> Task:

@@ -20,7 +20,7 @@ from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
 from environments.swe.forgers import FORGERS, Forger, caller_aware, flip_verdicts, rewrite_output
 from environments.swe.repo import clone_base
-from tests.swe.conftest import require_toolchain
+from tests.swe.conftest import require_toolchain, writable_base
 from verifiers import swe_twins
 from verifiers.swe import PASSED, SweConfig, is_protected, load_tests_json, run_state
 
@@ -124,3 +124,21 @@ def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: For
         cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
         assert forger(root, cfg, []) is True, language
         assert _tree(root) != LIBRARY, language
+
+
+def test_a_forger_may_reach_no_required_test_of_a_real_suite(tmp_path: Path):
+    """On real suites a forger can miss: toolz's introspection tests assert on what `curry` exposes,
+    not on a value the caller-aware forger can read, so every FAIL_TO_PASS test still fails with it
+    applied. The validator then counts that forger not applicable (the twins have nothing to
+    catch) rather than rejecting the task (`swe-control-caller-aware` in the task's record)."""
+    require_toolchain("python")
+    task = Task.load(REPO_ROOT / "tasks" / "swe" / "python" / "toolz" / "bug-09e83798d6")
+    cfg = SweConfig.from_task_dir(task.path)
+    repo = tmp_path / "repo"
+    writable_base(task, repo)  # the forger appends to the library in place
+    f2p, p2p = load_tests_json(task.path)
+    assert caller_aware(repo, cfg, f2p + p2p) is True
+    run = run_state(repo, task.path)
+    assert run.problem() == "", run.problem()
+    assert f2p and not [t for t in f2p if run.statuses.get(t) == PASSED]
+    assert all(run.statuses.get(t) == PASSED for t in p2p)

@@ -1,0 +1,245 @@
+"""Issue text for a factory task, written from what its failing tests observed (no model).
+
+A user reports what they saw: the call, what came back and what they expected, or the failure
+lines of a CI log. The text never holds a test's code, a test's name, a test file's path or the
+mutated line (before or after the bug); a sentence that would is dropped. Styles: `report` (a
+user's bug report with the call and values), `ci-log` (an excerpt of the failing run's error
+lines), `terse` (one line, as in a tracker's title). A runner whose console prints no failure
+messages (its report goes to a file only) leaves just the count of failing tests. The optional
+rewrite by an OpenAI-compatible endpoint is not built yet.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import json
+import random
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from environments.swe.factory.mutation import Mutation
+from environments.swe.factory.packages import Package
+from verifiers.swe import RunResult, is_protected
+
+STYLES = ("report", "ci-log", "terse")
+_HEADER = re.compile(r"^_{3,} (.+?) _{3,}$")
+_ASSERT_VALUES = re.compile(r"^(?:AssertionError: )?assert (.+?) (==|!=|is|in|not in) (.+)$")
+_BUILTINS = frozenset(dir(builtins))
+MAX_VALUE = 160
+
+
+@dataclass
+class Failure:
+    call: str = ""        # the expression the test checked, e.g. `groupby(len, words)`
+    got: str = ""
+    expected: str = ""
+    error: str = ""       # an exception line, e.g. `TypeError: ...`
+    lines: tuple[str, ...] = ()  # the run's `E` lines
+
+
+@dataclass
+class Issue:
+    text: str
+    title: str
+    style: str
+    called_directly: bool
+
+
+def _blocks(output: str) -> dict[str, list[str]]:
+    """pytest's failure sections by their header (`TestX.test_y`, `test_z[1]`)."""
+    out: dict[str, list[str]] = {}
+    cur: list[str] | None = None
+    for line in output.splitlines():
+        m = _HEADER.match(line.strip())
+        if m:
+            cur = out.setdefault(m.group(1), [])
+        elif line.startswith(("=====", "FAILED ", "ERROR ")):
+            cur = None
+        elif cur is not None:
+            cur.append(line)
+    return out
+
+
+def _failure(lines: list[str]) -> Failure:
+    e_lines = tuple(line[1:].strip() for line in lines if line.startswith("E "))
+    f = Failure(lines=e_lines)
+    checked = [line[1:].strip() for line in lines if line.startswith(">")]
+    if checked:
+        try:
+            node = ast.parse(checked[-1]).body[0]
+        except (SyntaxError, IndexError, ValueError):
+            node = None
+        if isinstance(node, ast.Assert) and isinstance(node.test, ast.Compare) and isinstance(node.test.left, ast.Call):
+            f.call = ast.unparse(node.test.left)
+        elif isinstance(node, (ast.Expr, ast.Assign)) and isinstance(node.value, ast.Call):
+            f.call = ast.unparse(node.value)
+    for line in e_lines:
+        m = _ASSERT_VALUES.match(line)
+        if m and not f.got:
+            f.got, f.expected = m.group(1), m.group(3)
+        elif re.match(r"^[A-Z]\w*(Error|Exception|Warning)\b", line) and not f.error:
+            f.error = line
+    return f
+
+
+def _test_name(test_id: str) -> str:
+    """The test's own name in an id of any runner (`pkg.tests.test_x#test_y`, `a.py::T::test_y[1]`)."""
+    return re.split(r"::|#|\.|/", test_id.split("[")[0])[-1]
+
+
+def _test_files(test_id: str) -> list[str]:
+    """Candidate files of a test id: `a/b.py::t` names one; `a.b.c#t` (junit's class name) may be
+    module a/b/c.py or class c of a/b.py."""
+    if "::" in test_id:
+        return [test_id.split("::")[0]]
+    parts = test_id.split("#")[0].split(".")
+    return ["/".join(parts[:i]) + ".py" for i in range(len(parts), 0, -1)]
+
+
+def _scrub(line: str) -> str:
+    return re.sub(r"0x[0-9a-f]{6,}", "0x…", line)
+
+
+def _forbidden(pkg: Package, f2p: list[str], mutations: list[Mutation], clean: dict[str, str]) -> list[str]:
+    """Strings the text must not contain: test names, test paths, the mutated line either way."""
+    out = {_test_name(t) for t in f2p} | {f for t in f2p for f in _test_files(t)[:1]}
+    for m in mutations:
+        text = clean[m.path]
+        start = text.rfind("\n", 0, m.start) + 1
+        end = text.find("\n", m.end)
+        end = len(text) if end < 0 else end
+        clean_line = text[start:end].strip()
+        bug_line = (text[start:m.start] + m.replacement + text[m.end:end]).strip()
+        out |= {x for x in (clean_line, bug_line) if len(x) >= 8}
+    return sorted((x for x in out if x), key=len, reverse=True)
+
+
+def _api(call: str) -> str:
+    """The library function a failing call exercises: `next(merge_sorted(a, b))` is about
+    `merge_sorted`, not `next` (builtins wrap the call in many tests)."""
+    try:
+        node = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return call.split("(")[0]
+    while (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _BUILTINS
+           and node.args and isinstance(node.args[0], ast.Call)):
+        node = node.args[0]
+    return ast.unparse(node.func) if isinstance(node, ast.Call) else call.split("(")[0]
+
+
+#: Lines that state what a failing check saw, in any runner's console (node, go, cargo, rspec, ...).
+_ASSERTION = re.compile(r"(?i)\b(expected|actual|assert\w*|got|want|panic\w*|mismatch|not equal|differ\w*)\b"
+                        r"|!==|===|(?-i:[A-Z]\w*(Error|Exception))\b")  # a class name, not rspec's raise_error
+#: Lines that report a test's status (they name the test, or a passing one) or a stack frame.
+_STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|=== RUN|test .* \.\.\. |"
+                              r"at |#\s*(Subtest|tests|pass|fail))|node:internal|\.\w+:\d+")
+
+_LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
+
+
+def _console_lines(output: str) -> Iterator[str]:
+    """The console's lines, with a JSON event stream's (`go test -json`, libtest's) printed text
+    in place of each event."""
+    for line in output.splitlines():
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                event = None
+            if isinstance(event, dict):
+                text = event.get("Output") or event.get("stdout") or ""
+                yield from (str(text).splitlines() if isinstance(text, str) else [])
+                continue
+        yield line
+
+
+def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
+    """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
+    test names, stack frames or file:line)."""
+    out = []
+    for raw in _console_lines(output):
+        line = _LOCATION.sub("", raw).strip()  # go's `x_test.go:12: got 3, want 4`: the message stays
+        if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
+            out.append(_scrub(line))
+    return list(dict.fromkeys(out))[:8]
+
+
+def _clip(value: str) -> str:
+    return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
+
+
+def _called_directly(mutations: list[Mutation], f2p: list[str], tree: Path, pkg: Package) -> bool:
+    """Whether a failing test's file names the mutated function (a call depth of one, likely)."""
+    names = {m.function for m in mutations if m.function}
+    files = {f for t in f2p for f in _test_files(t)}
+    for rel in files:
+        p = tree / rel
+        if p.is_file() and is_protected(rel, pkg.test_globs):
+            text = p.read_text(encoding="utf-8", errors="replace")
+            if any(re.search(rf"\b{re.escape(n)}\b", text) for n in names):
+                return True
+    return False
+
+
+def write(pkg: Package, f2p: list[str], run: RunResult, mutations: list[Mutation], clean: dict[str, str],
+          tree: Path, rng: random.Random) -> Issue:
+    blocks = _blocks(run.test_output)
+    failures = []
+    for t in f2p:
+        name = _test_name(t)
+        for header, lines in blocks.items():
+            if _test_name(header.replace(".", "::")) == name or header.endswith(name):
+                failures.append(_failure(lines))
+                break
+    forbidden = _forbidden(pkg, f2p, mutations, clean)
+
+    def ok(sentence: str) -> bool:
+        return not any(x in sentence for x in forbidden) and not re.search(r"\btest_\w+|tests?/", sentence)
+
+    with_call = [f for f in failures if f.call and (f.got or f.error) and ok(f.call)]
+    style = rng.choice(STYLES)
+    label = f"{pkg.name} {pkg.version}"
+    n = len(f2p)
+    paragraphs: list[str] = []
+    title = f"{pkg.name}: wrong results since the last change"
+    if style == "report" and with_call:
+        f = rng.choice(with_call)
+        if f.got and f.expected:
+            sentence = (f"With {label}, `{_clip(f.call)}` gives `{_scrub(_clip(f.got))}`; "
+                        f"I expected `{_clip(f.expected)}`.")
+        else:
+            sentence = f"With {label}, `{_clip(f.call)}` fails with `{_clip(f.error)}`."
+        if ok(sentence):
+            paragraphs.append(sentence)
+            title = f"{pkg.name}: `{_clip(_api(f.call))}` " + ("returns a wrong result" if f.got else "raises")
+    if style in ("report", "terse") and not paragraphs and with_call:
+        f = with_call[0]
+        what = f"gives `{_clip(f.got)}` instead of `{_clip(f.expected)}`" if f.got and f.expected \
+            else f"raises `{_clip(f.error)}`"
+        sentence = f"`{_clip(f.call)}` {what} ({label})."
+        if ok(sentence):
+            paragraphs.append(sentence)
+            style = "terse"
+            title = f"{pkg.name}: `{_clip(_api(f.call))}` misbehaves"
+    if not paragraphs:
+        style = "ci-log"
+        excerpt = list(dict.fromkeys(_scrub(line) for f in failures for line in f.lines if ok(line)))[:8]
+        if not excerpt:  # a runner whose console we cannot read: its assertion lines, whatever the format
+            excerpt = _assertion_lines(run.test_output, ok)
+        paragraphs.append(f"Since the last change to {label}, {n} test{'s' if n != 1 else ''} of the suite "
+                          f"fail{'s' if n == 1 else ''}. From the CI log:")
+        paragraphs.append("\n".join("    " + _clip(x) for x in excerpt) if excerpt else
+                          "    (the failing assertions print no values)")
+        title = f"{pkg.name}: {n} test{'s fail' if n != 1 else ' fails'} in CI"
+    if style != "terse":
+        others = n - 1
+        if others > 0:
+            paragraphs.append(f"{others} other test{'s' if others != 1 else ''} of the suite fail"
+                              f"{'s' if others == 1 else ''} the same way or nearby.")
+        paragraphs.append("Please fix the library so that its test suite passes again; the tests are correct.")
+    text = "\n\n".join(paragraphs)
+    return Issue(text=text, title=title, style=style,
+                 called_directly=_called_directly(mutations, f2p, tree, pkg))

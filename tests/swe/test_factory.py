@@ -1,0 +1,401 @@
+"""The SWE task factory end to end on a small package made here: pinned source, fetch, unpack,
+synthesis by execution, the task folder, its base built again from the store, the leak check."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+import shutil
+import tarfile
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from envhub.errors import EnvError, RequirementMissing, TaskInvalid
+from envhub.tasks.model import Task
+from environments.swe import source
+from environments.swe.authoring import VERIFIER
+from environments.swe.factory import fetch, packages, prompts
+from environments.swe.validate import _files_by_name, fixed_hunks, visible_copies
+from tests.swe.conftest import require_toolchain
+
+LIB = textwrap.dedent('''\
+    """A small library: enough logic for its tests to catch a bug."""
+
+
+    def clamp(x, lo, hi):
+        if x < lo:
+            return lo
+        if x > hi:
+            return hi
+        return x
+
+
+    def chunks(seq, n):
+        out = []
+        for i in range(0, len(seq), n):
+            out.append(seq[i:i + n])
+        return out
+
+
+    def mean(xs):
+        if not xs:
+            raise ValueError("mean of nothing")
+        return sum(xs) / len(xs)
+
+
+    def span(xs):
+        return max(xs) - min(xs)
+    ''')
+TESTS = textwrap.dedent('''\
+    import pytest
+    from minilib import chunks, clamp, mean, span
+
+
+    def test_clamp_low():
+        assert clamp(-5, 0, 10) == 0
+
+
+    def test_clamp_high():
+        assert clamp(50, 0, 10) == 10
+
+
+    def test_clamp_inside():
+        assert clamp(7, 0, 10) == 7
+
+
+    def test_clamp_edge():
+        assert clamp(0, 0, 10) == 0
+
+
+    def test_chunks_even():
+        assert chunks([1, 2, 3, 4], 2) == [[1, 2], [3, 4]]
+
+
+    def test_chunks_rest():
+        assert chunks([1, 2, 3], 2) == [[1, 2], [3]]
+
+
+    def test_chunks_empty():
+        assert chunks([], 3) == []
+
+
+    def test_mean():
+        assert mean([1, 2, 3, 6]) == 3
+
+
+    def test_mean_one():
+        assert mean([4]) == 4
+
+
+    def test_mean_empty():
+        with pytest.raises(ValueError):
+            mean([])
+
+
+    def test_span():
+        assert span([3, 9, 4]) == 6
+
+
+    def test_span_one():
+        assert span([5]) == 0
+    ''')
+
+
+def _tarball(dest: Path) -> Path:
+    files = {"minilib-1.0/minilib/__init__.py": LIB, "minilib-1.0/minilib/crlf.py": LIB.replace("\n", "\r\n"),
+             "minilib-1.0/tests/test_minilib.py": TESTS,
+             "minilib-1.0/README.md": "minilib\n", "minilib-1.0/docs/copy.txt": "excluded\n"}
+    path = dest / "minilib-1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
+    return path
+
+
+@pytest.fixture
+def manifests(tmp_path: Path) -> Path:
+    """A manifest folder pinning minilib 1.0 (a local file: URL stands in for the registry's)."""
+    tarball = _tarball(tmp_path)
+    digest = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    entry = {"id": "pypi/minilib-1.0", "registry": "pypi", "name": "minilib", "version": "1.0",
+             "language": "python", "unpack": "archive", "exclude": ["docs/**"],
+             "files": [{"name": tarball.name, "sha256": digest, "url": tarball.as_uri()}],
+             "test_command": "/usr/bin/python3 -m pytest -q -p no:cacheprovider "
+                             "--junitxml=$REPORT_DIR/junit.xml tests $TEST_ARGS",
+             "report": {"format": "junit_xml", "file": "junit.xml"},
+             "protected_paths": ["tests/**", "conftest.py", "pytest.ini", "setup.cfg", "pyproject.toml"],
+             "source_globs": ["minilib/**/*.py"], "test_globs": ["tests/**"], "suite_s": 1, "tests": 12}
+    root = tmp_path / "manifests"
+    root.mkdir()
+    (root / "pypi.yaml").write_text(yaml.safe_dump([entry]))
+    packages.load_all.cache_clear()
+    yield root
+    packages.load_all.cache_clear()
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    d.mkdir(mode=0o755)
+    tmp_path.chmod(0o755)  # the jail's uid reads the trees under it
+    return d
+
+
+def test_fetch_checks_the_digest_and_stores_by_content(manifests, data_dir):
+    pkg = packages.find("minilib==1.0", manifests)
+    assert source.missing(pkg.source, data_dir) == list(pkg.source.files)
+    with pytest.raises(RequirementMissing) as e:
+        source.tree(pkg.source, data_dir)
+    assert e.value.extra["fix"] == "envhub swe sources fetch pypi/minilib-1.0"
+    got = fetch.fetch(pkg, data_dir, apt=False)
+    assert got.stored == ["minilib-1.0.tar.gz"] and got.bytes > 0
+    assert source.blob(data_dir, pkg.source.files[0]).is_file()
+    assert fetch.fetch(pkg, data_dir, apt=False).stored == []  # idempotent
+    tree = source.tree(pkg.source, data_dir)
+    # the top folder stripped, docs/ excluded
+    assert sorted(p.relative_to(tree).as_posix() for p in tree.rglob("*") if p.is_file()) == \
+        ["README.md", "minilib/__init__.py", "minilib/crlf.py", "tests/test_minilib.py"]
+
+
+def test_a_pinned_digest_that_differs_is_refused(manifests, data_dir, tmp_path):
+    raw = yaml.safe_load((manifests / "pypi.yaml").read_text())
+    raw[0]["files"][0]["sha256"] = "0" * 64
+    (manifests / "pypi.yaml").write_text(yaml.safe_dump(raw))
+    packages.load_all.cache_clear()
+    with pytest.raises(fetch.FetchError, match="is not the pinned"):
+        fetch.fetch(packages.find("minilib", manifests), data_dir, apt=False)
+    assert not source.store_dir(data_dir).exists() or not any(source.store_dir(data_dir).iterdir())
+
+
+def test_a_store_file_changed_after_the_fetch_is_an_env_error(manifests, data_dir):
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    blob = source.blob(data_dir, pkg.source.files[0])
+    blob.write_bytes(b"tampered")
+    with pytest.raises(EnvError, match="delete it"):
+        source.tree(pkg.source, data_dir)
+
+
+def test_unsafe_archive_entries_are_refused(data_dir, tmp_path):
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as tar:
+        info = tarfile.TarInfo("x/../../escape.txt")
+        info.size = 1
+        tar.addfile(info, io.BytesIO(b"x"))
+    digest = hashlib.sha256(bad.read_bytes()).hexdigest()
+    source.store_dir(data_dir).mkdir(parents=True)
+    shutil.copy(bad, source.store_dir(data_dir) / digest)
+    src = source.Source.from_metadata({"id": "pypi/bad-1", "files": [{"name": "bad.tar.gz", "sha256": digest}]})
+    with pytest.raises(EnvError, match="unsafe entry"):
+        source.tree(src, data_dir)
+    assert not (tmp_path / "escape.txt").exists()
+
+
+@pytest.mark.parametrize("raw", [
+    {"id": "x", "files": []},
+    {"id": "x", "files": [{"name": "../a.tgz", "sha256": "a" * 64}]},
+    {"id": "x", "files": [{"name": "a.tgz", "sha256": "nothex"}]},
+    {"id": "x", "files": [{"name": "a.tgz", "sha256": "a" * 64}], "unpack": "magic"},
+    {"files": [{"name": "a.tgz", "sha256": "a" * 64}]},
+])
+def test_bad_source_metadata_is_task_invalid(raw):
+    with pytest.raises(TaskInvalid):
+        source.Source.from_metadata(raw)
+
+
+def test_a_manifest_entry_without_its_fields_is_named(tmp_path):
+    (tmp_path / "npm.yaml").write_text(yaml.safe_dump([{"id": "npm/x-1", "registry": "npm", "language": "javascript"}]))
+    with pytest.raises(packages.PackageError, match="npm/x-1"):
+        packages.load_all(tmp_path)
+
+
+def test_the_leak_check_finds_the_fix_in_the_checkout_and_in_the_host_view(tmp_path):
+    gold = textwrap.dedent('''\
+        diff --git a/lib/core.py b/lib/core.py
+        --- a/lib/core.py
+        +++ b/lib/core.py
+        @@ -1,4 +1,4 @@
+         def clamp(x, lo, hi):
+        -    if x <= lo:
+        +    if x < lo:
+                 return lo
+             return min(x, hi)
+        ''')
+    clean = "def clamp(x, lo, hi):\n    if x < lo:\n        return lo\n    return min(x, hi)\n"
+    assert fixed_hunks(gold) == {"lib/core.py": [clean]}
+    base = tmp_path / "base"
+    (base / "lib").mkdir(parents=True)
+    (base / "lib" / "core.py").write_text(clean.replace("x < lo", "x <= lo"))
+    host = tmp_path / "usr"
+    (host / "lib" / "python3" / "lib").mkdir(parents=True)
+    assert visible_copies(base, gold, host_view=(str(host),)) == []
+    (host / "lib" / "python3" / "lib" / "core.py").write_text("# installed copy\n" + clean)
+    (base / "build").mkdir()
+    (base / "build" / "core_copy.py").write_text(clean)
+    _files_by_name.cache_clear()  # the host view is indexed once per process (a validation run)
+    assert visible_copies(base, gold, host_view=(str(host),)) == sorted(
+        [str(base / "build" / "core_copy.py"), str(host / "lib" / "python3" / "lib" / "core.py")])
+
+
+def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_dir, tmp_path):
+    """Synthesis by execution over minilib: kept bugs fail some tests stably, the task pins the
+    source, the base built again from the store is the recorded commit, and the gold patch
+    restores the clean file; the prompt names no test, test file or mutated line."""
+    require_toolchain("python")
+    from environments.swe.factory.synth import Synthesiser
+    from environments.swe.repo import clone_base
+    from verifiers.swe import apply_patch
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    tasks_root = tmp_path / "tasks"
+    judged: list[Path] = []
+
+    def gate(task_dir: Path) -> tuple[str, dict[str, str]]:  # the validation gate's verdict: the first is refused
+        judged.append(task_dir)
+        return ("rejected", {"family:swe-twins": "1 qualified twin"}) if len(judged) == 1 else ("validated", {})
+
+    report = Synthesiser(pkg, tasks_root=tasks_root, data_dir=data_dir, seed=3, runs=2, gate=gate).synth(2, pairs=0.0)
+    assert report.clean_tests == 12
+    assert report.kept, report.as_dict()["outcomes"]
+    assert {a.outcome for a in report.attempts} <= {"kept", "survived", "broke-build", "no-report", "too-many",
+                                                    "unstable", "no-base", "no-twins", "name-taken",
+                                                    "rejected"}
+    assert report.as_dict()["rejected_by"] == {"family:swe-twins": 1}
+    assert not judged[0].exists() and len(judged) == len(report.kept) + 1  # a rejected task is deleted
+    from environments.swe.cli import _yield
+
+    made = _yield(tasks_root / "swe" / "python" / "minilib")  # `envhub swe sources list`'s columns
+    assert (made["tasks"], made["kept"], made["tried"]) == (len(report.kept), len(report.kept), report.tried)
+    lines = set()
+    for task_id in report.kept:
+        task = Task.load(tasks_root / task_id)
+        meta = task.config.metadata
+        assert meta["source"]["id"] == "pypi/minilib-1.0" and not (task.path / "state").exists()
+        assert (task.tests_dir / "protected.tar").is_symlink() and (task.tests_dir / "protected.tar").is_file()
+        assert not (task.tests_dir / "test.patch").exists()
+        tests = json.loads((task.tests_dir / "tests.json").read_text())
+        assert tests["FAIL_TO_PASS"] and len(tests["FAIL_TO_PASS"]) + len(tests["PASS_TO_PASS"]) == 12
+        assert len(json.loads((task.tests_dir / "twins.json").read_text())["twins"]) >= 2
+        mutation = meta["factory"]["mutations"][0]
+        name = task_id.rsplit("/", 1)[1]  # ids can reach the policy: they must not say where the bug is
+        assert re.fullmatch(r"bug-[0-9a-f]{10}", name), name
+        assert (mutation["path"], mutation["line"]) not in lines  # no two tasks share a mutated line
+        lines.add((mutation["path"], mutation["line"]))
+        repo = tmp_path / f"base-{task.path.name}"
+        clone_base(task, repo, data_dir)  # checks the commit is the recorded base_commit
+        clean = (source.tree(pkg.source, data_dir) / mutation["path"]).read_text()
+        assert (repo / mutation["path"]).read_text() != clean
+        apply_patch(repo, task.solution_dir / "gold.patch")
+        assert (repo / mutation["path"]).read_text() == clean
+        prompt = (task.path / "prompt.md").read_text()
+        clean_line = clean.splitlines()[mutation["line"] - 1].strip()
+        assert clean_line not in prompt and "test_" not in prompt and "tests/" not in prompt
+
+
+def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp_path):
+    """Patches are read as text when applied (`verifiers.swe.apply_patch`), which drops the CRs of
+    a CRLF file's hunks: its gold patch could never apply, so such a file gets no candidates."""
+    from environments.swe.factory.synth import Synthesiser
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    synth = Synthesiser(pkg, tasks_root=tmp_path / "tasks", data_dir=data_dir)
+    synth.prepare()
+    assert synth.source_files() == ["minilib/__init__.py"]
+
+
+def test_a_factory_task_without_its_source_is_unavailable_with_the_fetch_command(manifests, data_dir, tmp_path):
+    from envhub.config import get_settings
+    from environments.swe.family import SweFamily
+
+    task_dir = tmp_path / "tasks" / "swe" / "python" / "minilib" / "t"
+    (task_dir / "tests").mkdir(parents=True)
+    meta = {**packages.find("minilib", manifests).metadata(), "base_commit": "0" * 40}
+    (task_dir / "task.yaml").write_text(yaml.safe_dump({"id": "swe/python/minilib/t", "family": "swe", "title": "t",
+                                                        "metadata": meta}))
+    (task_dir / "prompt.md").write_text("x\n")
+    (task_dir / "tests" / "test_swe.py").write_text(VERIFIER)
+    family = SweFamily()
+    family.setup(get_settings().model_copy(update={"data_dir": data_dir}))
+    missing = family.availability(Task.load(task_dir))
+    assert missing is not None and missing.fix == "envhub swe sources fetch pypi/minilib-1.0"
+    fetch.fetch(packages.find("minilib", manifests), data_dir, apt=False)
+    assert family.availability(Task.load(task_dir)) is None
+
+
+def test_prompt_styles_never_name_the_test(manifests):
+    from environments.swe.factory.mutation import Mutation
+    from verifiers.swe import RunResult
+
+    pkg = packages.find("minilib", manifests)
+    output = textwrap.dedent('''\
+        =================================== FAILURES ===================================
+        ________________________________ test_clamp_low ________________________________
+
+            def test_clamp_low():
+        >       assert clamp(-5, 0, 10) == 0
+        E       assert -5 == 0
+        E        +  where -5 = clamp(-5, 0, 10)
+
+        tests/test_minilib.py:6: AssertionError
+        =========================== short test summary info ============================
+        FAILED tests/test_minilib.py::test_clamp_low - assert -5 == 0
+        ''')
+    clean = {"minilib/__init__.py": LIB}
+    start = LIB.index("x < lo")
+    m = Mutation("minilib/__init__.py", "flip_comparison", 5, start + 2, start + 3, ">=", "clamp", "<")
+    import random
+
+    seen = set()
+    for seed in range(12):
+        issue = prompts.write(pkg, ["tests.test_minilib#test_clamp_low"], RunResult(test_output=output), [m], clean,
+                              Path("/nonexistent"), random.Random(seed))
+        seen.add(issue.style)
+        assert "test_clamp_low" not in issue.text and "tests/" not in issue.text
+        assert "if x < lo:" not in issue.text and "if x >= lo:" not in issue.text
+        assert issue.text.strip()
+    assert seen <= set(prompts.STYLES) and len(seen) >= 2
+    assert any("clamp(-5, 0, 10)" in prompts.write(pkg, ["tests.test_minilib#test_clamp_low"],
+                                                   RunResult(test_output=output), [m], clean, Path("/nonexistent"),
+                                                   random.Random(s)).text for s in range(12))
+
+
+@pytest.mark.parametrize(("call", "api"), [
+    ("next(merge_sorted(a, b))", "merge_sorted"),
+    ("list(take(2, xs))", "take"),
+    ("tz.valfilter(f, d)", "tz.valfilter"),
+    ("len(x)", "len"),
+    ("not valid(", "not valid"),
+])
+def test_a_prompt_title_names_the_library_call_not_the_builtin_around_it(call, api):
+    assert prompts._api(call) == api
+
+
+def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_status():
+    """node's spec reporter prints passing tests (whose names may hold "error") and stack frames;
+    go prefixes a failure with its test file and line. Only the observations may reach a prompt."""
+    output = textwrap.dedent('''\
+        ✔ Create error with zero parameter (2.049777ms)
+        ✖ Create an error with cause (10.591044ms)
+          AssertionError [ERR_ASSERTION]: undefined == Error: HEY
+              at TestContext.<anonymous> (/tmp/swe-repo-1/repo/test/index.test.js:195:17)
+            actual: undefined,
+        --- FAIL: TestParse (0.00s)
+            parse_test.go:12: Parse("1.2") = 3, want 4
+        not ok 3 - Create an error with cause
+              end.not_to raise_error
+        {"Action":"output","Package":"p","Test":"TestSum","Output":"    sum_test.go:9: Sum(2, 2) = 5, want 4\\n"}
+        {"type":"test","name":"t::it_adds","event":"failed","stdout":"assertion `left == right` failed\\n"}
+        ''')
+    lines = prompts._assertion_lines(output, lambda s: "with cause" not in s and "TestSum" not in s)
+    assert lines == ["AssertionError [ERR_ASSERTION]: undefined == Error: HEY", "actual: undefined,",
+                     'Parse("1.2") = 3, want 4', "Sum(2, 2) = 5, want 4", "assertion `left == right` failed"]
