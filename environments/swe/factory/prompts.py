@@ -217,7 +217,7 @@ def write(pkg: Package, f2p: list[str], run: RunResult, mutations: list[Mutation
             title = f"{pkg.name}: `{_clip(_api(f.call))}` " + ("returns a wrong result" if f.got else "raises")
     if style in ("report", "terse") and not paragraphs and with_call:
         f = with_call[0]
-        what = f"gives `{_clip(f.got)}` instead of `{_clip(f.expected)}`" if f.got and f.expected \
+        what = f"gives `{_scrub(_clip(f.got))}` instead of `{_clip(f.expected)}`" if f.got and f.expected \
             else f"raises `{_clip(f.error)}`"
         sentence = f"`{_clip(f.call)}` {what} ({label})."
         if ok(sentence):
