@@ -78,11 +78,14 @@ class ToolchainStatus:
 
 
 def _sh(command: str, timeout: float = 60) -> tuple[int, str]:
-    try:
-        p = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout,
-                           env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "HOME": "/tmp"})
-    except subprocess.TimeoutExpired:
-        return 124, "timed out"
+    """Run `command` in a throwaway working directory: whatever a check leaves behind (erl's
+    erl_crash.dump when its output pipe closes early) goes with it, not into the caller's."""
+    with tempfile.TemporaryDirectory(prefix="envhub-sh-") as cwd:
+        try:
+            p = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=timeout, cwd=cwd,
+                               env={"PATH": "/usr/local/bin:/usr/bin:/bin", "LC_ALL": "C.UTF-8", "HOME": "/tmp"})
+        except subprocess.TimeoutExpired:
+            return 124, "timed out"
     return p.returncode, (p.stdout + p.stderr).strip()
 
 

@@ -52,3 +52,11 @@ def test_install_is_idempotent_and_says_so():
         pytest.skip("python's toolchain is not installed here (this test must not install it)")
     out = CliRunner().invoke(app, ["install", "python"])
     assert out.exit_code == 0 and "all 2 packages installed" in out.output, out.output
+
+
+def test_a_check_leaves_no_file_in_the_callers_directory(tmp_path, monkeypatch):
+    """A toolchain check runs in a throwaway directory: erl, whose output pipe closes early, writes
+    erl_crash.dump into its working directory (one was found in the repository root)."""
+    monkeypatch.chdir(tmp_path)
+    code, _ = toolchains._sh("echo dump > erl_crash.dump && pwd")
+    assert code == 0 and list(tmp_path.iterdir()) == []
