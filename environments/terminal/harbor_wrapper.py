@@ -79,10 +79,13 @@ def _layout(initial: bool = False) -> dict:
     for name, body in SHIMS.items():
         (shims / name).write_text("#!/bin/bash\\n" + body + "\\n")
         (shims / name).chmod(0o755)
-    return {"PATH": f"{shims}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8", "TZ": "UTC", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
-            "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TEST_DIR": str(ROOT / "tests"),
-            "TMPDIR": "/tmp", **EXTRA_ENV}
+    env = {"PATH": f"{shims}:/usr/local/bin:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
+           "LC_ALL": "C.UTF-8", "TZ": "UTC", "PYTHONPATH": os.environ.get("PYTHONPATH", ""),
+           "PYTHONDONTWRITEBYTECODE": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "TEST_DIR": str(ROOT / "tests"),
+           "TMPDIR": "/tmp", **EXTRA_ENV}
+    # an `ENV PATH=...` of the image (or the verifier's env) keeps the offline shims in front
+    env["PATH"] = f"{shims}:{env['PATH']}" if env["PATH"].split(":")[0] != str(shims) else env["PATH"]
+    return env
 
 
 def _reward() -> float:

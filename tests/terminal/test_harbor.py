@@ -373,6 +373,26 @@ async def test_a_verify_that_hangs_is_cut_at_the_tasks_limit(make_settings, tmp_
 
 
 @pytest.mark.asyncio(loop_scope="module")
+async def test_an_image_path_keeps_the_offline_shims(make_settings, tmp_path: Path) -> None:
+    """Issue 40: `ENV PATH=/opt/tool/bin:$PATH` in the Dockerfile reaches test.sh, and test.sh still
+    finds envhub's offline shims first (curl, apt-get), not the host's tools or nothing."""
+    src = tmp_path / "src"
+    shutil.copytree(SAMPLE, src)
+    dockerfile = src / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text() + "ENV PATH=/opt/tool/bin:$PATH\n")
+    (src / "tests" / "test.sh").write_text(
+        '#!/bin/bash\ncase "$(command -v curl):$PATH" in /tmp/harbor/shims/curl:*/opt/tool/bin*) echo 1;; '
+        '*) echo 0;; esac > /logs/verifier/reward.txt\n')
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert task.config.metadata["harbor"]["env"]["PATH"].startswith("/opt/tool/bin:")
+    async with running_hub(make_settings(root)) as h:
+        s = await h.manager.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await h.manager.verify(s.session_id)
+    assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
+@pytest.mark.asyncio(loop_scope="module")
 async def test_a_server_left_running_does_not_hold_up_the_verdict(make_settings, tmp_path: Path) -> None:
     """test.sh starts a server that keeps test.sh's output open and never stops it, then writes its
     reward and exits: the verdict is that reward (a pipe held open by the server must not make the
