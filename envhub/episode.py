@@ -33,10 +33,11 @@ class EpisodeHeader:
     harness: str
     policy_version: str | None
     created_at: datetime
+    run_id: str | None = None  # the training run the reset named (`/v1/runs`)
 
     def plain(self) -> dict[str, Any]:
         return {"id": self.id, "env": self.env, "task_id": self.task_id, "harness": self.harness,
-                "policy_version": self.policy_version, "created_at": self.created_at}
+                "policy_version": self.policy_version, "created_at": self.created_at, "run_id": self.run_id}
 
 
 @dataclass(slots=True)  # one per step, made on the serving path: no validation (its values are checked)

@@ -18,6 +18,10 @@ from envhub.errors import FailureClass
 PROTOCOL_VERSION = "envhub/1"
 
 
+#: A run's id (`/v1/runs`): what a reset may carry; letters, digits and `._:-`, at most 64.
+RUN_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
+
+
 class _Response(BaseModel):
     model_config = ConfigDict(extra="forbid")
     protocol: str = Field(default=PROTOCOL_VERSION, description="Protocol version of this answer.")
@@ -119,6 +123,9 @@ class ResetRequest(BaseModel):
         "/v1/envs says which can present each environment."))
     lease_s: float | None = Field(default=None, gt=0, le=86_400, description="Idle lease; renewed by each call.")
     policy_version: str | None = Field(default=None, max_length=128, description="Recorded with the episode.")
+    run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN, description=(
+        "The training run this episode belongs to (`/v1/runs`), recorded with the episode; the run's "
+        "figures count the episodes of its owner that carry its id."))
 
 
 class SessionCreated(_Response):
@@ -365,6 +372,7 @@ class EpisodeInfo(_Response):
     task_id: str
     harness: str = Field(description="The tool-schema skin the agent saw.")
     policy_version: str | None = Field(description="What the trainer passed at reset, to compare checkpoints.")
+    run_id: str | None = Field(default=None, description="The run the trainer named at reset (`/v1/runs`).")
     created_at: datetime
     ended_at: datetime | None
     step_count: int
@@ -419,3 +427,90 @@ class EpisodeDetail(EpisodeInfo):
     checks: list[EpisodeCheck]
     steps: list[EpisodeStep] = Field(description="The trajectory, from `step_offset`, at most `step_limit` steps.")
     steps_total: int = Field(description="How many steps were recorded.")
+
+
+# --- Training runs (/v1/runs) ------------------------------------------------------------------
+
+class RunCreate(BaseModel):
+    """`POST /v1/runs`: a run begins. With an `id` of the caller's choosing (the one its resets carry),
+    creating it again is a no-op, so a retried create never makes two runs."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"id": "grpo-smollm2-0001", "config": {"lr": 3e-5, "group_size": 8, "eta": 2}}]})
+    id: str | None = Field(default=None, pattern=RUN_ID_PATTERN, description="The run's id; a random one if omitted.")
+    config: dict[str, Any] = Field(default_factory=dict, description="The trainer's configuration, as JSON.")
+
+
+class RunStepReport(BaseModel):
+    """`POST /v1/runs/{id}/steps`: one trainer step's figures. Reporting a step again replaces it."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra={
+        "examples": [{"step": 1, "policy_version": "1", "figures": {"loss": 0.12, "valid": 16, "gpu_s": 3.5}}]})
+    step: int = Field(ge=0, le=2**31 - 1, description="The trainer's step index.")
+    policy_version: str | None = Field(default=None, max_length=128, description="The policy after this step.")
+    figures: dict[str, float | dict[str, float] | None] = Field(
+        default_factory=dict, max_length=64,
+        description="Numbers by name (loss, kl, valid, discarded, duplicated, trainer_wait_s, cpu_s, gpu_s...); "
+                    "a histogram is a map of numbers (staleness: {\"0\": 12, \"1\": 4}).")
+
+
+class RunStep(_Response):
+    step: int
+    policy_version: str | None
+    reported_at: datetime
+    figures: dict[str, Any]
+
+
+class RunInfo(_Response):
+    id: str
+    created_at: datetime
+    config: dict[str, Any]
+    steps: int = Field(description="How many steps the trainer reported.")
+
+
+class RunList(_Response):
+    runs: list[RunInfo] = Field(description="Newest first.")
+    total: int
+
+
+class RewardByPolicy(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy_version: str | None
+    n: int = Field(description="Judged trainable episodes (masked infra faults left out).")
+    mean: float | None
+    ci95: tuple[float, float] | None = Field(description="95 % confidence interval of the mean (Student's t); "
+                                                         "null below two episodes.")
+
+
+class LengthBucket(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    steps: str = Field(description="Episode length in steps: `0`, `1`, `2-3`, `4-7`, ...")
+    n: int
+    solved: int
+    rate: float | None
+
+
+class RunFigures(BaseModel):
+    """What the hub computes for a run from its episodes and the trainer's step reports (the README
+    says what each figure means)."""
+
+    model_config = ConfigDict(extra="forbid")
+    episodes: int
+    reward_by_policy: list[RewardByPolicy]
+    failure_classes: dict[str, int]
+    trainable_share: float | None = Field(description="Of the verified episodes, those a trainer may learn from.")
+    anti_hack_rate: float | None = Field(description="Of the episodes with checks, those whose anti_hack check failed.")
+    trajectories_per_s: float | None = Field(description="Ended episodes over the run's span (first reset, last end).")
+    episode_s_p50: float | None
+    episode_s_p99: float | None
+    success_by_length: list[LengthBucket]
+    trainer: dict[str, Any] = Field(description="The step reports' counters summed (discarded, duplicated, retried, "
+                                                "repaired, dropped, cpu_s, gpu_s, trainer_wait_s), staleness merged.")
+    cpu_s_per_success: float | None
+    gpu_s_per_success: float | None
+    unknown: dict[str, str] = Field(description="Why a figure is null, by figure.")
+
+
+class RunDetail(RunInfo):
+    step_reports: list[RunStep]
+    figures: RunFigures

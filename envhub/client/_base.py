@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from envhub.errors import ERRORS_BY_CODE, EnvhubError, RequestError, Unauthorized, Unavailable
-from envhub.spec import ResetRequest, StepRequest, ToolCall
+from envhub.spec import ResetRequest, RunCreate, RunStepReport, StepRequest, ToolCall
 
 RETRY_STATUSES = {502, 503, 504}
 
@@ -36,6 +36,15 @@ def reset_body(env: str, task_id: str | None, seed: int | None, **extra: Any) ->
 def step_body(tool: str | ToolCall, arguments: dict[str, Any]) -> dict[str, Any]:
     call = tool if isinstance(tool, ToolCall) else ToolCall(tool=tool, arguments=arguments)
     return StepRequest(action=call, idempotency_key=uuid.uuid4().hex).model_dump()
+
+
+def run_body(run_id: str | None, config: dict[str, Any] | None) -> dict[str, Any]:
+    """A run's create body, its id chosen here when not given: a retried create finds the same run."""
+    return RunCreate(id=run_id or uuid.uuid4().hex, config=config or {}).model_dump()
+
+
+def run_step_body(step: int, figures: dict[str, Any], policy_version: str | None) -> dict[str, Any]:
+    return RunStepReport(step=step, figures=figures, policy_version=policy_version).model_dump()
 
 
 def error_from(status: int, body: Any, retry_after: str | None) -> EnvhubError:

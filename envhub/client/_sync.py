@@ -9,7 +9,17 @@ from typing import Any
 
 import httpx
 
-from envhub.client._base import backoff, credential, error_from, explain, reset_body, should_retry, step_body
+from envhub.client._base import (
+    backoff,
+    credential,
+    error_from,
+    explain,
+    reset_body,
+    run_body,
+    run_step_body,
+    should_retry,
+    step_body,
+)
 from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
@@ -64,6 +74,26 @@ class EnvClient:
 
     def health(self) -> dict[str, Any]:
         return self._call("GET", "/health")
+
+    # -- training runs ----------------------------------------------------------------------------
+    def create_run(self, run_id: str | None = None, config: dict[str, Any] | None = None) -> dict[str, Any]:
+        """A run of this client's credential (`{id, created_at, config, steps}`); its id is `run_id`, or
+        one chosen here. Pass the id to resets (`run_id=`) to count their episodes in the run."""
+        return self._call("POST", "/v1/runs", run_body(run_id, config))
+
+    def report_step(self, run_id: str, step: int, figures: dict[str, Any],
+                    policy_version: str | None = None) -> dict[str, Any]:
+        """One trainer step's figures (numbers by name; a histogram as a map); again replaces them."""
+        return self._call("POST", f"/v1/runs/{run_id}/steps", run_step_body(step, figures, policy_version))
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        """The run with its step reports and the figures the hub computes from its episodes."""
+        return self._call("GET", f"/v1/runs/{run_id}")
+
+    def list_runs(self, limit: int | None = None, offset: int | None = None) -> dict[str, Any]:
+        """This credential's runs, newest first: `{runs, total}` (every run for an admin key)."""
+        query = httpx.QueryParams({k: v for k, v in {"limit": limit, "offset": offset}.items() if v is not None})
+        return self._call("GET", f"/v1/runs?{query}")
 
     # -- sessions ---------------------------------------------------------------------------------
     def reset(self, env: str, task_id: str | None = None, seed: int | None = None, **extra: Any) -> SessionCreated:

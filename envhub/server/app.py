@@ -17,7 +17,7 @@ from envhub.server.encoding import SafeJSONResponse
 from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
 from envhub.server.mcp import SessionMcp
-from envhub.server.routes import episodes, health, openenv, registry, sessions, ws
+from envhub.server.routes import episodes, health, openenv, registry, runs, sessions, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
 
@@ -55,6 +55,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     # (before the router whose `/episodes/{id}` would take `summary` for an id).
     app.include_router(episodes.public_router)
     app.include_router(episodes.router, dependencies=[Depends(get_caller)])
+    app.include_router(runs.router, dependencies=[Depends(get_caller)])  # training runs: their owners' too
     app.include_router(web_router, dependencies=READERS)  # the registry browser at /
     for mount in hub.extras.get("routers", []):
         app.include_router(mount)

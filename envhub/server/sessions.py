@@ -108,6 +108,7 @@ class Session:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     answers: dict[str, tuple[ToolCall, StepAnswer]] = field(default_factory=dict)  # oldest first
     owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
+    run_id: str | None = None  # the training run the reset named (recorded with the episode)
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
@@ -118,7 +119,8 @@ class Session:
 
     def __post_init__(self) -> None:
         self.header_fields = {"id": self.id, "env": self.family.name, "task_id": self.task.id, "harness": self.harness,
-                              "policy_version": self.policy_version, "created_at": self.created_at}
+                              "policy_version": self.policy_version, "created_at": self.created_at,
+                              "run_id": self.run_id}
 
     @property
     def workdir(self) -> Path:
@@ -296,8 +298,8 @@ class SessionManager:
         tools = skin.tools(canonical)
         session = Session(id=sid, family=family, env=env, task=task, sessions_dir=sessions_dir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
-                          policy_version=req.policy_version, tools={t.name: t for t in tools}, canonical=canonical,
-                          skin=skin, owner=owner, has_workdir=family.uses_workdir)
+                          policy_version=req.policy_version, run_id=req.run_id, tools={t.name: t for t in tools},
+                          canonical=canonical, skin=skin, owner=owner, has_workdir=family.uses_workdir)
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.SESSIONS.labels(family.name).inc()

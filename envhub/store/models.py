@@ -18,6 +18,7 @@ class Base(DeclarativeBase):
 
 
 OWNER_CHARS = 80  # `key:NAME:HASH16` or `token:HASH32` (a key's name is short by convention; longer is cut)
+RUN_ID_CHARS = 64  # `envhub.spec.RUN_ID_PATTERN`
 
 
 class EpisodeRow(Base):
@@ -33,6 +34,9 @@ class EpisodeRow(Base):
     task_id: Mapped[str] = mapped_column(String(300))
     harness: Mapped[str] = mapped_column(String(64), default="plain")
     policy_version: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    #: The training run the reset named (`RunRow.id`, not a foreign key: a reset may name a run
+    #: before it is reported, and a run's figures count only its owner's episodes).
+    run_id: Mapped[str | None] = mapped_column(String(RUN_ID_CHARS), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -89,15 +93,47 @@ class CheckRow(Base):
     episode: Mapped[EpisodeRow] = relationship(back_populates="checks")
 
 
+class RunRow(Base):
+    """A training run (`/v1/runs`): who reported it and with which configuration. Its episodes are
+    the owner's episodes whose reset named its id (`EpisodeRow.run_id`)."""
+
+    __tablename__ = "runs"
+
+    id: Mapped[str] = mapped_column(String(RUN_ID_CHARS), primary_key=True)
+    owner: Mapped[str | None] = mapped_column(String(OWNER_CHARS), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    config: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    steps: Mapped[list[RunStepRow]] = relationship(back_populates="run", order_by="RunStepRow.step",
+                                                   cascade="all, delete-orphan", lazy="raise")
+
+
+class RunStepRow(Base):
+    """One trainer step's figures as the trainer reported them (loss, kl, valid samples, waits...)."""
+
+    __tablename__ = "run_steps"
+
+    run_id: Mapped[str] = mapped_column(ForeignKey("runs.id", ondelete="CASCADE"), primary_key=True)
+    step: Mapped[int] = mapped_column(Integer, primary_key=True)
+    policy_version: Mapped[str | None] = mapped_column(String(128), nullable=True)
+    reported_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    figures: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+
+    run: Mapped[RunRow] = relationship(back_populates="steps")
+
+
 Index("ix_episodes_task_created", EpisodeRow.task_id, EpisodeRow.created_at)
 Index("ix_episodes_env_created", EpisodeRow.env, EpisodeRow.created_at)
 Index("ix_episodes_owner_created", EpisodeRow.owner, EpisodeRow.created_at)
+Index("ix_episodes_run_created", EpisodeRow.run_id, EpisodeRow.created_at)
+Index("ix_runs_owner_created", RunRow.owner, RunRow.created_at)
 
 #: Columns added since the first schema, as (table, column, SQL type): `db.create_schema` adds the
 #: ones an existing store lacks (`create_all` makes missing tables, never missing columns). Every
 #: one is nullable, so adding it keeps every row; an index on it is made after it exists.
-ADDED_COLUMNS = (("episodes", "owner", f"VARCHAR({OWNER_CHARS})"),)
-ADDED_INDEXES = ("ix_episodes_owner_created",)
+ADDED_COLUMNS = (("episodes", "owner", f"VARCHAR({OWNER_CHARS})"),
+                 ("episodes", "run_id", f"VARCHAR({RUN_ID_CHARS})"))
+ADDED_INDEXES = ("ix_episodes_owner_created", "ix_episodes_run_created")
 
 #: Indexes earlier schemas made, covered by the composite ones above: each cost every episode's insert.
 OBSOLETE_INDEXES = ("ix_episodes_env", "ix_episodes_task_id")

@@ -44,8 +44,8 @@ class _Bulk:
         self.ts = _ts if pg else _sqlite_ts
         #: SQLite stores a flag as 0/1; handed a bool, its driver looks for an adapter on every value.
         self.flag = bool if pg else int
-        ep = ["id", "owner", "env", "task_id", "harness", "policy_version", "created_at", "ended_at", "step_count",
-              "detail", "timings", "reset_s"]
+        ep = ["id", "owner", "env", "task_id", "harness", "policy_version", "run_id", "created_at", "ended_at",
+              "step_count", "detail", "timings", "reset_s"]
         self.insert_episodes = _Insert(EpisodeRow.__tablename__, ep, "id", p,
                                        {"timings": f"{p}::json" if pg else p})
         st = ["episode_id", "idx", "tool", "arguments", "arguments_cut", "observation", "observation_cut",
@@ -148,7 +148,7 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
             late_closes.append((ts(at), n, row[0]["id"]))
     raise_steps = [(n, eid, n) for eid, (_, born, _, n, _) in rows.items() if n and not born]
     episodes = [(eid, _owner(h.get("owner")), h["env"], h["task_id"], h.get("harness") or "plain",
-                 h.get("policy_version"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
+                 h.get("policy_version"), h.get("run_id"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
                 for eid, (h, born, reset_s, n, end) in rows.items()]
     raw = conn.exec_driver_sql
     bulk.insert_episodes.run(conn, episodes)
@@ -183,7 +183,9 @@ def _write_verdict(conn: Connection, eid: str, e: Event) -> None:
 # -- reads ---------------------------------------------------------------------------------------
 
 def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_class: str | None,
-              policy_version: str | None = None, harness: str | None = None) -> Select:
+              policy_version: str | None = None, harness: str | None = None, run_id: str | None = None) -> Select:
+    if run_id:
+        stmt = stmt.where(EpisodeRow.run_id == run_id)
     if policy_version:
         stmt = stmt.where(EpisodeRow.policy_version == policy_version)
     if harness:
@@ -210,10 +212,10 @@ def _visible(stmt: Select, viewer: Viewer) -> Select:
 
 def list_episodes(session: Session, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,
                   failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
-                  limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
+                  run_id: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[EpisodeRow], int]:
     """The episodes `viewer` may read, newest first, with the total of those that match."""
     where = {"env": env, "task_id": task_id, "failure_class": failure_class, "policy_version": policy_version,
-             "harness": harness}
+             "harness": harness, "run_id": run_id}
     total = session.scalar(_visible(_filtered(select(func.count()).select_from(EpisodeRow), **where), viewer)) or 0
     rows = session.scalars(_visible(_filtered(select(EpisodeRow), **where), viewer)
                            .order_by(EpisodeRow.created_at.desc(), EpisodeRow.id).limit(limit).offset(offset)).all()

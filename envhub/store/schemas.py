@@ -21,6 +21,7 @@ class EpisodeSummary(BaseModel):
     task_id: str
     harness: str
     policy_version: str | None
+    run_id: str | None = None
     created_at: datetime
     ended_at: datetime | None
     step_count: int
@@ -38,7 +39,7 @@ class EpisodeSummary(BaseModel):
     @classmethod
     def of(cls, row: EpisodeRow) -> EpisodeSummary:
         return cls(id=row.id, env=row.env, task_id=row.task_id, harness=row.harness,
-                   policy_version=row.policy_version, created_at=utc(row.created_at), ended_at=utc(row.ended_at),
+                   policy_version=row.policy_version, run_id=row.run_id, created_at=utc(row.created_at), ended_at=utc(row.ended_at),
                    step_count=row.step_count, reward=row.reward, passed=row.passed, failure_class=row.failure_class,
                    trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
 

@@ -10,11 +10,13 @@ from typing import Any, TypeVar
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from envhub.spec import EpisodeStep
-from envhub.store import repo
+from envhub.errors import Forbidden, NotFound
+from envhub.spec import EpisodeStep, RunDetail, RunInfo, RunStep, RunStepReport
+from envhub.store import repo, runs
 from envhub.store.db import create_schema, make_engine
-from envhub.store.models import EpisodeRow
+from envhub.store.models import EpisodeRow, RunRow, RunStepRow
 from envhub.store.schemas import EpisodeAggregate, EpisodeDetail, EpisodeSummary, LatencySummary, step_of
+from envhub.store.repo import utc
 from envhub.store.stats import latency_summary
 from envhub.store.viewer import Viewer
 from envhub.store.writer import EpisodeWriter
@@ -54,11 +56,11 @@ class EpisodeStore:
     # -- reads ----------------------------------------------------------------------------------------
     def episodes(self, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,
                  failure_class: str | None = None, policy_version: str | None = None, harness: str | None = None,
-                 limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
+                 run_id: str | None = None, limit: int = 50, offset: int = 0) -> tuple[list[EpisodeSummary], int]:
         """The episodes `viewer` may read (`envhub.store.viewer`), newest first, and how many match."""
         with self._session() as s:
             rows, total = repo.list_episodes(s, viewer=viewer, env=env, task_id=task_id, failure_class=failure_class,
-                                             policy_version=policy_version, harness=harness,
+                                             policy_version=policy_version, harness=harness, run_id=run_id,
                                              limit=limit, offset=offset)
             return [EpisodeSummary.of(r) for r in rows], total
 
@@ -129,3 +131,50 @@ class EpisodeStore:
     def counts(self, column: str, *, env: str | None = None) -> dict[str, int]:
         with self._session() as s:
             return repo.counts_by(s, column=column, env=env)
+
+    # -- training runs (`envhub.store.runs`) ----------------------------------------------------------
+    def create_run(self, *, owner: str | None, run_id: str | None = None,
+                   config: dict[str, Any] | None = None) -> RunInfo:
+        """A run of `owner`'s (the one with this id when it exists already and is theirs: a retry)."""
+        with self._session() as s:
+            row = runs.create_run(s, owner=owner, run_id=run_id, config=config or {})
+            return _run_info(row, len(runs.run_steps(s, run_id=row.id)))
+
+    def report_step(self, run_id: str, report: RunStepReport, *, viewer: Viewer) -> RunStep:
+        """Record a step of a run `viewer` owns: NotFound for a run it may not read, Forbidden for
+        another's that it may (an admin reads every run, but reports only its own)."""
+        with self._session() as s:
+            run = runs.get_run(s, run_id=run_id, viewer=viewer)
+            if run is None:
+                raise NotFound(f"no run {run_id!r} in this server's store")
+            if run.owner != viewer.owner:
+                raise Forbidden(f"run {run_id!r} is another caller's: only its owner reports its steps")
+            row = runs.report_step(s, run=run, step=report.step, policy_version=report.policy_version,
+                                   figures=report.model_dump()["figures"])
+            return _run_step(row)
+
+    def runs(self, *, viewer: Viewer, limit: int = 50, offset: int = 0) -> tuple[list[RunInfo], int]:
+        """The runs `viewer` may read, newest first, and how many there are."""
+        with self._session() as s:
+            rows, total = runs.list_runs(s, viewer=viewer, limit=limit, offset=offset)
+            return [_run_info(r, n) for r, n in rows], total
+
+    def run_detail(self, run_id: str, *, viewer: Viewer) -> RunDetail | None:
+        """The run with its step reports and figures; None when there is none `viewer` may read."""
+        with self._session() as s:
+            run = runs.get_run(s, run_id=run_id, viewer=viewer)
+            if run is None:
+                return None
+            steps = runs.run_steps(s, run_id=run.id)
+            info = _run_info(run, len(steps))
+            return RunDetail(**info.model_dump(exclude={"protocol"}), step_reports=[_run_step(r) for r in steps],
+                             figures=runs.run_figures(s, run=run, steps=steps))
+
+
+def _run_info(row: RunRow, steps: int) -> RunInfo:
+    return RunInfo(id=row.id, created_at=utc(row.created_at), config=row.config or {}, steps=steps)
+
+
+def _run_step(row: RunStepRow) -> RunStep:
+    return RunStep(step=row.step, policy_version=row.policy_version, reported_at=utc(row.reported_at),
+                   figures=row.figures or {})

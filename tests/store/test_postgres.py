@@ -137,3 +137,66 @@ def test_a_store_made_before_owners_gains_the_column_and_keeps_its_rows(postgres
         with store.engine.begin() as conn:
             conn.exec_driver_sql("DELETE FROM episodes WHERE id = 'pg-old-1'")
         store.engine.dispose()
+
+
+async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_store) -> None:
+    """The runs tables on PostgreSQL: a run, its step reports (one replaced) and the figures of the
+    episodes whose reset named it."""
+    from envhub.server.auth import Caller
+    from envhub.spec import ResetRequest, RunStepReport, StepRequest, ToolCall
+
+    owner = Caller(owner="token:pg-runs-owner-000000000000000")
+    hub = hub_with_store(data_dir, postgres.url)
+    await hub.start()
+    try:
+        store, m = hub.store, hub.manager
+        run = store.create_run(owner=owner.owner, run_id=f"pg-run-{os.getpid()}", config={"lr": 1e-5})
+        for policy, message in (("1", "nope"), ("2", "done"), ("2", "done")):
+            c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", policy_version=policy,
+                                            run_id=run.id), owner)
+            await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})),
+                         owner)
+            await m.verify(c.session_id, owner)
+            await m.close(c.session_id, owner)
+        assert await store.writer.flush()
+        for figures in ({"loss": 9.0}, {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}):
+            store.report_step(run.id, RunStepReport(step=1, policy_version="2", figures=figures), viewer=owner.viewer)
+        detail = store.run_detail(run.id, viewer=owner.viewer)
+        assert detail is not None and [s.figures for s in detail.step_reports] == [
+            {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}]
+        f = detail.figures
+        assert f.episodes == 3 and [(r.policy_version, r.n, r.mean) for r in f.reward_by_policy] == [
+            ("1", 1, 0.0), ("2", 2, 1.0)]
+        assert f.cpu_s_per_success == 1.5 and f.anti_hack_rate == 0.0
+        assert store.run_detail(run.id, viewer=OPERATOR) is not None
+        assert [r.id for r in store.runs(viewer=owner.viewer)[0]] == [run.id]
+    finally:
+        await hub.stop()
+
+
+def test_a_store_made_before_runs_gains_the_run_column(postgres: Postgres) -> None:
+    """The schema step on PostgreSQL: a store without `episodes.run_id` gets it and its index in place."""
+    from sqlalchemy import inspect
+
+    from envhub.store import EpisodeStore
+
+    first = EpisodeStore(postgres.url)
+    try:
+        assert first.total() >= 0  # makes the schema
+        with first.engine.begin() as conn:  # as an earlier version left it: no run_id, one episode
+            conn.exec_driver_sql("ALTER TABLE episodes DROP COLUMN run_id")
+            conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, created_at, step_count, detail, "
+                                 "timings) VALUES ('pg-old-2', 'echo', 'echo/say-done', 'plain', now(), 0, '', '{}')")
+    finally:
+        first.engine.dispose()
+    store = EpisodeStore(postgres.url)
+    try:
+        old = store.episode("pg-old-2", viewer=OPERATOR)
+        assert old is not None and old.run_id is None
+        inspector = inspect(store.engine)
+        assert "run_id" in {c["name"] for c in inspector.get_columns("episodes")}
+        assert "ix_episodes_run_created" in {i["name"] for i in inspector.get_indexes("episodes")}
+    finally:
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("DELETE FROM episodes WHERE id = 'pg-old-2'")
+        store.engine.dispose()

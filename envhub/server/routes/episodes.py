@@ -23,7 +23,7 @@ MAX_OFFSET = 2**62  # what every database's integer holds: a larger offset is a 
 public_router = APIRouter(prefix="/v1", tags=["episodes"], dependencies=READERS)
 
 
-def _store(hub: Hub) -> EpisodeStore:
+def store_of(hub: Hub) -> EpisodeStore:
     if hub.store is None:
         raise NotFound("this server records no episodes (ENVHUB_STORE_ENABLED is off)")
     return hub.store
@@ -32,19 +32,19 @@ def _store(hub: Hub) -> EpisodeStore:
 @public_router.get("/episodes/summary", response_model=EpisodeAggregate)
 async def summary(hub: HubDep, env: str | None = None, task_id: str | None = None) -> EpisodeAggregate:
     """Every recorded episode that matches, whoever ran it, as aggregates only."""
-    return await _store(hub).run(lambda s: s.aggregate(env=env, task_id=task_id))
+    return await store_of(hub).run(lambda s: s.aggregate(env=env, task_id=task_id))
 
 
 @router.get("/episodes", response_model=EpisodeList)
 async def list_episodes(hub: HubDep, caller: CallerDep, env: str | None = None, task_id: str | None = None,
-                        policy_version: str | None = None, harness: str | None = None,
+                        policy_version: str | None = None, harness: str | None = None, run_id: str | None = None,
                         failure_class: str | None = Query(default=None, description="Or 'unverified'."),
                         limit: int = Query(default=50, ge=1, le=1000),
                         offset: int = Query(default=0, ge=0, le=MAX_OFFSET)) -> EpisodeList:
     """The caller's episodes (every one for an admin key), newest first."""
-    rows, total = await _store(hub).run(lambda s: s.episodes(
+    rows, total = await store_of(hub).run(lambda s: s.episodes(
         viewer=caller.viewer, env=env, task_id=task_id, policy_version=policy_version, harness=harness,
-        failure_class=failure_class, limit=limit, offset=offset))
+        run_id=run_id, failure_class=failure_class, limit=limit, offset=offset))
     return EpisodeList(episodes=[r.model_dump() for r in rows], total=total)
 
 
@@ -59,7 +59,7 @@ async def get_episode(episode_id: str, hub: HubDep, caller: CallerDep,
         return s.episode(episode_id, viewer=viewer), s.steps(episode_id, viewer=viewer, offset=step_offset,
                                                              limit=step_limit)
 
-    episode, (steps, steps_total) = await _store(hub).run(read)
+    episode, (steps, steps_total) = await store_of(hub).run(read)
     if episode is None:
         raise NotFound(f"no episode {episode_id!r} in this server's store")
     return EpisodeDetail(**episode.model_dump(), steps=[s.model_dump() for s in steps], steps_total=steps_total)

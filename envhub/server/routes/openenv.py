@@ -42,7 +42,7 @@ router = APIRouter(tags=["openenv"])
 SUBMIT = "submit"
 
 
-RESET_FIELDS = ("task_id", "seed", "harness", "policy_version")
+RESET_FIELDS = ("task_id", "seed", "harness", "policy_version", "run_id")
 
 
 def _reset_request(hub: Hub, env: str | None, data: Any) -> ResetRequest:

@@ -1,0 +1,190 @@
+"""Training runs (`/v1/runs`) on a real server and store: who reads a run, and its figures computed
+from real recorded episodes (echo and db, two policy versions, one anti_hack failure, one episode
+over the WebSocket) and the trainer's step reports."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+import statistics
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from envhub.client import EnvClient
+from envhub.config import REPO_ROOT, Settings
+from envhub.errors import Conflict, Forbidden, NotFound
+from envhub.server.auth import new_key
+from envhub.server.thread import serve_in_thread
+from envhub.store import OPERATOR, EpisodeStore
+from envhub.store.runs import T95
+from tests.store.test_owners import OLD_SCHEMA
+from tests.web.conftest import wait_recorded
+
+ALICE, ALICE_KEY = new_key("alice")
+BOB, BOB_KEY = new_key("bob")
+OPS, OPS_KEY = new_key("ops", admin=True)
+
+
+def ci95(rewards: list[float]) -> list[float]:
+    """The mean's 95 % interval, written out here apart from the store's code."""
+    mean, sd = statistics.fmean(rewards), statistics.stdev(rewards)
+    half = T95[len(rewards) - 2] * sd / math.sqrt(len(rewards))
+    return [round(mean - half, 4), round(mean + half, 4)]
+
+
+@pytest.fixture
+def runs_server(data_dir: Path) -> Iterator[tuple[Any, Settings]]:
+    settings = Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo", "db"], auth="on",
+                        api_keys=";".join(k.entry() for k in (ALICE_KEY, BOB_KEY, OPS_KEY)))
+    with serve_in_thread(settings) as server:
+        yield server, settings
+
+
+def _echo(client: EnvClient, messages: list[str], *, verify: bool = True, **reset: Any) -> tuple[str, int]:
+    with client.session("echo", task_id="echo/say-done", **reset) as s:
+        for m in messages:
+            s.step("echo", message=m)
+        if verify:
+            s.verify()
+    return s.id, len(messages)
+
+
+def _hedged_db_answer(client: EnvClient, **reset: Any) -> tuple[str, int]:
+    """Two different answers to one question: the `one-outcome` anti_hack check fails."""
+    with client.session("db", task_id="db/hr/ask-headcount-001", **reset) as s:
+        s.step("search_employees", department_id=3, status="active", limit=100)
+        s.step("submit_answer", answer="14")
+        s.step("submit_answer", answer="15")
+        verdict = s.verify()
+    assert not verdict.passed and any(c.kind == "anti_hack" and not c.passed for c in verdict.checks)
+    return s.id, 3
+
+
+def _over_websocket(url: str, run_id: str) -> tuple[str, int]:
+    """A reset with a run id over the session WebSocket: the same field, the same record."""
+    with connect(url.replace("http", "ws") + "/v1/sessions/ws",
+                 additional_headers={"Authorization": f"Bearer {ALICE}"}) as ws:
+        ws.send(json.dumps({"op": "reset", "data": {"env": "echo", "task_id": "echo/say-done",
+                                                    "policy_version": "1", "run_id": run_id}}))
+        created = json.loads(ws.recv())
+        assert created["ok"], created
+        sid = created["data"]["session_id"]
+        for op in ({"op": "step", "data": {"action": {"tool": "echo", "arguments": {"message": "nope"}}}},
+                   {"op": "verify"}, {"op": "close"}):
+            ws.send(json.dumps(op))
+            answer = json.loads(ws.recv())
+            assert answer["ok"], answer
+    return sid, 1
+
+
+def test_a_runs_figures_come_from_its_owners_episodes_and_its_step_reports(runs_server) -> None:
+    server, settings = runs_server
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    with EnvClient(server.url, api_key=ALICE) as alice, EnvClient(server.url, api_key=BOB) as bob:
+        made = alice.create_run(run_id, {"lr": 3e-5, "group_size": 8})
+        assert (made["id"], made["config"], made["steps"]) == (run_id, {"lr": 3e-5, "group_size": 8}, 0)
+        recorded = [
+            _echo(alice, ["done"], policy_version="1", run_id=run_id),  # 1.0, 1 step
+            _over_websocket(server.url, run_id),  # policy 1: 0.0, 1 step
+            _echo(alice, ["done"], policy_version="2", run_id=run_id),  # 1.0, 1 step
+            _echo(alice, ["hello", "done"], policy_version="2", run_id=run_id),  # 1.0, 2 steps
+            _hedged_db_answer(alice, policy_version="2", run_id=run_id),  # 0.0 (anti_hack), 3 steps
+            _echo(alice, ["done"], verify=False, policy_version="2", run_id=run_id),  # unverified
+            _echo(alice, ["nope"], policy_version="2"),  # another run's (none): not counted
+            _echo(bob, ["nope"], policy_version="2", run_id=run_id),  # another caller naming the run: not counted
+        ]
+        for i, (sid, steps) in enumerate(recorded):
+            wait_recorded(settings.store_url, sid, steps=steps, verified=i != 5)
+        assert {e["id"] for e in alice.episodes(run_id=run_id)["episodes"]} == {sid for sid, _ in recorded[:6]}
+
+        alice.report_step(run_id, 1, {"loss": 0.5, "valid": 16, "discarded": 2, "duplicated": 1, "cpu_s": 2.0,
+                                      "staleness": {"0": 12, "1": 4}}, policy_version="1")
+        alice.report_step(run_id, 2, {"loss": 0.9, "cpu_s": 9.0}, policy_version="2")
+        alice.report_step(run_id, 2, {"loss": 0.4, "valid": 16, "discarded": 1, "cpu_s": 4.0,
+                                      "staleness": {"0": 16}}, policy_version="2")  # a retried report replaces
+        assert alice.create_run(run_id)["steps"] == 2  # a retried create: the same run
+
+        run = alice.get_run(run_id)
+    assert [(s["step"], s["policy_version"], s["figures"]["loss"]) for s in run["step_reports"]] == [
+        (1, "1", 0.5), (2, "2", 0.4)]
+    f = run["figures"]
+    assert f["episodes"] == 6 and f["failure_classes"] == {"ok": 5, "unverified": 1}
+    assert f["reward_by_policy"] == [
+        {"policy_version": "1", "n": 2, "mean": 0.5, "ci95": ci95([1.0, 0.0])},
+        {"policy_version": "2", "n": 3, "mean": round(2 / 3, 4), "ci95": ci95([1.0, 1.0, 0.0])}]
+    assert f["trainable_share"] == 1.0 and f["anti_hack_rate"] == 0.2  # 1 of the 5 judged by checks
+    assert f["success_by_length"] == [{"steps": "1", "n": 3, "solved": 2, "rate": round(2 / 3, 4)},
+                                      {"steps": "2-3", "n": 2, "solved": 1, "rate": 0.5}]
+    assert f["trajectories_per_s"] > 0 and 0 < f["episode_s_p50"] <= f["episode_s_p99"]
+    assert f["trainer"] == {"valid": 32.0, "discarded": 3.0, "duplicated": 1.0, "cpu_s": 6.0,
+                            "staleness": {"0": 28.0, "1": 4.0}}
+    assert f["cpu_s_per_success"] == 2.0  # 6 CPU seconds reported, 3 episodes passed
+    assert f["gpu_s_per_success"] is None and "gpu_s" in f["unknown"]["gpu_s_per_success"]
+
+
+def test_a_run_is_its_owners_and_an_admins(runs_server) -> None:
+    server, _ = runs_server
+    with (EnvClient(server.url, api_key=ALICE) as alice, EnvClient(server.url, api_key=BOB) as bob,
+          EnvClient(server.url, api_key=OPS) as ops):
+        mine = alice.create_run(config={"who": "alice"})["id"]
+        theirs = bob.create_run(config={"who": "bob"})["id"]
+        assert [r["id"] for r in alice.list_runs()["runs"]] == [mine]
+        assert bob.list_runs()["total"] == 1
+        with pytest.raises(NotFound, match="no run"):
+            bob.get_run(mine)
+        with pytest.raises(NotFound, match="no run"):
+            bob.report_step(mine, 1, {"loss": 1.0})
+        with pytest.raises(Conflict, match="taken"):
+            bob.create_run(mine)
+        assert {r["id"] for r in ops.list_runs()["runs"]} >= {mine, theirs}
+        assert ops.get_run(mine)["config"] == {"who": "alice"}
+        with pytest.raises(Forbidden, match="only its owner"):
+            ops.report_step(mine, 1, {"loss": 1.0})
+        with pytest.raises(NotFound, match="no run"):
+            alice.get_run("no-such-run")
+        with pytest.raises(ValueError, match="figures.loss"):  # the client checks the body before sending it
+            alice.report_step(mine, 1, {"loss": "low"})
+        assert alice.get_run(mine)["step_reports"] == []
+    # Problems, never a raw 500: the one exception tree's answers, as application/problem+json.
+    for method, path, body, status in (("GET", "/v1/runs/no-such-run", None, 404),
+                                       ("POST", f"/v1/runs/{mine}/steps", {"step": 1, "figures": {"loss": "low"}}, 422),
+                                       ("POST", f"/v1/runs/{mine}/steps", {"step": -1}, 422),
+                                       ("POST", "/v1/runs", {"id": "no spaces/or slashes"}, 422)):
+        r = httpx.request(method, server.url + path, json=body, headers={"Authorization": f"Bearer {ALICE}"})
+        assert r.status_code == status and r.headers["content-type"] == "application/problem+json", r.text
+    assert httpx.get(server.url + "/v1/runs").status_code == 401  # keys are on: no key, no runs
+
+
+def test_runs_route_without_a_store_says_so(data_dir: Path) -> None:
+    settings = Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo"], store_enabled=False)
+    with serve_in_thread(settings) as server, EnvClient(server.url) as client:
+        with pytest.raises(NotFound, match="records no episodes"):
+            client.create_run()
+
+
+def test_a_store_made_before_runs_gains_the_run_column_and_table_and_keeps_its_rows(tmp_path: Path) -> None:
+    """`add_missing_columns`: an old store file gets `episodes.run_id` (and its index) in place, and
+    the runs tables; its episode stays, with no run."""
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as db:
+        db.executescript(OLD_SCHEMA)
+    store = EpisodeStore(f"sqlite:///{path}")
+    try:
+        old = store.episode("old-1", viewer=OPERATOR)
+        assert old is not None and old.run_id is None and old.reward == 1.0
+        made = store.create_run(owner=None, run_id="after-upgrade")
+        assert store.run_detail(made.id, viewer=OPERATOR).figures.episodes == 0
+    finally:
+        store.engine.dispose()
+    with sqlite3.connect(path) as db:
+        assert "run_id" in {row[1] for row in db.execute("PRAGMA table_info(episodes)")}
+        assert "ix_episodes_run_created" in {row[1] for row in db.execute("PRAGMA index_list(episodes)")}
+        assert {"runs", "run_steps"} <= {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        assert db.execute("SELECT count(*) FROM episodes").fetchone() == (1,)
