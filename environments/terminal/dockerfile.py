@@ -15,27 +15,58 @@ database) must already be in `state/`. `replay()` walks the final stage's steps 
 Every step that is not replayed, or that failed, is reported with the reason (printed by
 `envhub import harbor` and kept in `task.yaml` under `metadata.harbor.unsupported_setup`).
 Only Debian/Ubuntu-based images are replayed: their `RUN` steps mean the same on this host.
+
+**The task folder is untrusted input, and the importer runs as root** (issue 40). Every file
+operation here goes through one confinement layer (`Confined`, `open_confined`, `read_tree`),
+chosen over running the copies in the bubblewrap sandbox because it also covers the files the
+importer writes outside any replay (tests, the oracle, rewrites) and needs no uid mapping:
+
+- a path in the image is folded the way Docker folds it (`container_path`: `..` lexically, the
+  root's parent is the root), and only then mapped into `state/`;
+- a destination is created one component at a time, and every component that exists must
+  *resolve* (links followed) inside the destination's root: a link laid by an earlier `COPY`, `ADD`
+  or `RUN` cannot carry a later write out; the last component is opened `O_NOFOLLOW | O_EXCL`
+  after any link there is removed, so nothing is ever written through a link;
+- a source is read only when it resolves inside its root (the task folder, the build context),
+  opened `O_NOFOLLOW` on its resolved path, and only when it is a regular file (a FIFO or a
+  device is never opened); folders are walked without following links;
+- a link is copied as a link, never dereferenced, and only when it resolves inside the
+  destination's root (an absolute target inside the work dir becomes a relative one); any other
+  is dropped with a note that says it leaves;
+- tarballs are unpacked member by member through the same layer (no reliance on tarfile's
+  filters, which differ between Python releases): a member that climbs out is skipped with a
+  note, an absolute one lands under the destination as Docker unpacks it, links obey the rule
+  above, FIFOs and devices are skipped; a damaged archive is a `TaskFormatError`.
+
+A Dockerfile that copies nothing into the work dir leaves the workspace empty: the build context
+reaches the workspace only as its `COPY`/`ADD` steps say (and minus `.dockerignore`), so files
+meant for sidecars (a simulated user's persona, a desktop task's secret) never do.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fnmatch
 import io
 import json
+import lzma
 import os
+import posixpath
 import re
 import shlex
 import shutil
+import stat
 import subprocess
 import tarfile
 import tempfile
 import threading
-from collections.abc import Callable, Coroutine
+import zlib
+from collections.abc import Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
-from envhub.errors import EnvError
+from envhub.errors import EnvError, TaskFormatError
 from envhub.sandbox.base import WORKSPACE, SandboxLimits, SandboxSpec
 
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"  # $PATH in an ENV
@@ -80,28 +111,36 @@ class DockerPlan:
 
 
 def parse_dockerfile(text: str) -> DockerPlan:
-    """Parse a Dockerfile; the steps kept are those of its last stage."""
+    """Parse a Dockerfile; the steps kept are those of its last stage. A line whose arguments
+    cannot be read (an unclosed quote) raises ValueError naming it, as `docker build` refuses it."""
     plan = DockerPlan()
-    workdir = "/"
+    workdir = PurePosixPath("/")
     saw_workdir = False
+    env: dict[str, str] = {}
     for raw in _logical_lines(text):
         word, _, rest = raw.partition(" ")
         op, rest = word.upper(), rest.strip()
         if op == "FROM":
             plan.base_images.append(rest.split()[0] if rest else "")
-            plan.steps, plan.unsupported, workdir, saw_workdir = [], [], "/", False  # a new stage starts over
+            plan.steps, plan.unsupported, workdir, saw_workdir = [], [], PurePosixPath("/"), False  # a new stage
+            env = {}
             continue
-        if op == "WORKDIR":
-            workdir = str(PurePosixPath(workdir) / rest.strip("\"'"))
-            saw_workdir = True
-        elif op in ("COPY", "ADD"):
-            args = copy_args(rest)
-            paths = [a for a in args if not a.startswith("--")]
-            if any(a.startswith("--from") for a in args) or len(paths) < 2 or any("://" in p for p in paths):
-                plan.unsupported.append(_clip(raw))
-                continue
+        try:
+            if op == "WORKDIR":
+                workdir = container_path(_expand(rest.strip("\"'"), env), workdir)
+                saw_workdir = True
+            elif op in ("ENV", "ARG"):
+                env.update({k: _expand(v, env) for k, v in _assignments(rest, op).items()})
+            elif op in ("COPY", "ADD"):
+                args = copy_args(rest)
+                paths = [a for a in args if not a.startswith("--")]
+                if any(a.startswith("--from") for a in args) or len(paths) < 2 or any("://" in p for p in paths):
+                    plan.unsupported.append(_clip(raw))
+                    continue
+        except ValueError as e:
+            raise ValueError(f"{_clip(' '.join(raw.split()))}: {e}") from None
         plan.steps.append(Step(op, rest, _clip(raw)))
-    plan.workdir = workdir if saw_workdir else "/app"
+    plan.workdir = str(workdir) if saw_workdir else "/app"
     return plan
 
 
@@ -143,21 +182,241 @@ def _logical_lines(text: str) -> list[str]:
 
 
 def copy_args(rest: str) -> list[str]:
+    """An instruction's arguments: the exec (JSON list) form or shell words (ValueError when
+    neither reads)."""
     if rest.startswith("["):
         try:
-            return [str(a) for a in json.loads(rest)]
+            words = json.loads(rest)
         except ValueError:
-            pass
+            words = None
+        if isinstance(words, list):
+            return [str(a) for a in words]
     return shlex.split(rest)
 
 
 def remap(text: str, mapping: dict[str, str]) -> str:
-    """Rewrite absolute paths (`/app`, `/app/x`), never `foo/app` or `/apple`."""
+    """Rewrite absolute paths (`/app`, `/app/x`), never `foo/app` or `/apple`; a shell default
+    (`${APP_DIR:-/app}`, `${X-/app}`, `${X:=/app}`) is a path like any other."""
     for old, new in mapping.items():
         if old in ("", "/"):
             continue
-        text = re.sub(r"(?<![\w./-])" + re.escape(old.rstrip("/")) + r"(?![\w.-])", new, text)
+        tail = re.escape(old.rstrip("/")) + r"(?![\w.-])"
+        text = re.sub(r"(\$\{\w+:?[-=?+])" + tail, lambda m: m.group(1) + new, text)
+        text = re.sub(r"(?<![\w./-])" + tail, lambda m: new, text)
     return text
+
+
+# -- confined file operations (see the module's docstring) ---------------------------------------------
+class Refused(Exception):
+    """A path the importer will not read or write; the file or step is skipped, with this as its note."""
+
+
+def inside(path: str | os.PathLike[str], root: str | os.PathLike[str]) -> bool:
+    """Does `path`, every link on the way followed, resolve inside `root` (or to it)?"""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip("/") + "/")
+
+
+def container_path(path: str, cwd: PurePosixPath | str = "/") -> PurePosixPath:
+    """A path in the image as Docker reads it: relative to `cwd`, `..` folded lexically (the
+    root's parent is the root)."""
+    folded = posixpath.normpath(posixpath.join(str(cwd), path or "."))
+    return PurePosixPath("/" + folded.lstrip("/"))
+
+
+def open_confined(root: Path, path: Path) -> IO[bytes]:
+    """`path` for reading: it must resolve inside `root` and be a regular file, opened without
+    following a link and without blocking on a FIFO."""
+    if not inside(path, root):
+        raise Refused(f"{path}: a link that leaves {root}")
+    try:
+        fd = os.open(os.path.realpath(path), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as e:
+        raise Refused(f"{path}: cannot be read ({e.strerror})") from e
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise Refused(f"{path}: not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def read_tree(top: Path, root: Path, *, ignore: Callable[[str], bool] | None = None,
+              skip_top: frozenset[str] | set[str] = frozenset()) -> Iterator[tuple[str, str, Any]]:
+    """What is under `top` (itself inside `root`), never following a link: ("dir", rel, None),
+    ("file", rel, path), ("link", rel, target), ("other", rel, path); rel is relative to `top`
+    ("." for `top` itself). `ignore` gets the path relative to `root`; `skip_top` are names left
+    out at `top`'s first level."""
+    if not inside(top, root):
+        raise Refused(f"{top}: a link that leaves {root}")
+    base = Path(os.path.realpath(top))
+    real_root = Path(os.path.realpath(root))
+    stack = [PurePosixPath(".")]
+    while stack:
+        rel = stack.pop()
+        path = base / rel
+        try:
+            st = os.lstat(path)
+        except OSError:
+            continue
+        from_root = (path.relative_to(real_root).as_posix() if path.is_relative_to(real_root) else rel.as_posix())
+        if rel != PurePosixPath(".") and ignore is not None and ignore(from_root):
+            continue
+        if stat.S_ISLNK(st.st_mode):
+            yield "link", rel.as_posix(), os.readlink(path)
+        elif stat.S_ISDIR(st.st_mode):
+            yield "dir", rel.as_posix(), None
+            names = sorted(os.listdir(path), reverse=True)
+            stack += [rel / n for n in names if not (rel == PurePosixPath(".") and n in skip_top)]
+        elif stat.S_ISREG(st.st_mode):
+            yield "file", rel.as_posix(), path
+        else:
+            yield "other", rel.as_posix(), path
+
+
+class Confined:
+    """A destination folder nothing written through this object can leave (see the module's
+    docstring). `image_root` is the path in the image `root` stands for (the work dir for
+    `state/`): an absolute link target under it becomes a relative link; None refuses them all."""
+
+    def __init__(self, root: Path, image_root: PurePosixPath | str | None = None) -> None:
+        self.root = root
+        self.image_root = PurePosixPath(image_root) if image_root is not None else None
+
+    def _rel(self, rel: PurePosixPath | str) -> PurePosixPath:
+        folded = posixpath.normpath(str(rel) or ".")
+        if folded == ".." or folded.startswith("../") or folded.startswith("/"):
+            raise Refused(f"{rel}: leaves {self.root}")
+        return PurePosixPath(folded)
+
+    def dir(self, rel: PurePosixPath | str) -> Path:
+        """`root/rel` as a folder, made one component at a time; every one that exists must
+        resolve inside `root` (a link inside is followed, as in the image)."""
+        cur = self.root
+        for part in self._rel(rel).parts:
+            if part == ".":
+                continue
+            cur = cur / part
+            if os.path.lexists(cur):
+                if not inside(cur, self.root):
+                    raise Refused(f"{rel}: {part} is a link that leaves the destination")
+                if not cur.is_dir():
+                    raise Refused(f"{rel}: {part} is a file, not a folder")
+            else:
+                os.mkdir(cur, 0o755)
+        return cur
+
+    def is_dir(self, rel: PurePosixPath | str) -> bool:
+        path = self.root / self._rel(rel)
+        return path.is_dir() and inside(path, self.root)
+
+    def _room(self, rel: PurePosixPath | str) -> Path:
+        """The place for a new file or link: its folder confined, whatever was there (a link, a
+        file) removed, so nothing is ever written through a link; a folder there refuses."""
+        r = self._rel(rel)
+        if r == PurePosixPath("."):
+            raise Refused(f"{rel}: is the destination itself")
+        path = self.dir(r.parent) / r.name
+        if os.path.islink(path) or (os.path.lexists(path) and not os.path.isdir(path)):
+            os.unlink(path)
+        elif os.path.lexists(path):
+            raise Refused(f"{rel}: a folder is in the way")
+        return path
+
+    def write(self, rel: PurePosixPath | str, data: bytes | IO[bytes], mode: int = 0o644) -> Path:
+        path = self._room(rel)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            if isinstance(data, bytes):
+                f.write(data)
+            else:
+                shutil.copyfileobj(data, f)
+            os.fchmod(f.fileno(), 0o644 | (mode & 0o111))
+        return path
+
+    def link(self, rel: PurePosixPath | str, target: str) -> Path:
+        """A link at `rel`, kept only when it resolves inside `root`."""
+        r = self._rel(rel)
+        if not target or "\0" in target:
+            raise Refused(f"{rel}: an empty link")
+        if target.startswith("/"):
+            where = container_path(target)
+            if self.image_root is None or not where.is_relative_to(self.image_root):
+                raise Refused(f"{rel} -> {target}: a link that leaves the destination, not copied")
+            target = posixpath.relpath(where.relative_to(self.image_root).as_posix(), r.parent.as_posix())
+        path = self._room(r)
+        if not inside(os.path.join(path.parent, target), self.root):
+            raise Refused(f"{rel} -> {target}: a link that leaves the destination, not copied")
+        os.symlink(target, path)
+        return path
+
+    def copy(self, src: Path, src_root: Path, rel: PurePosixPath | str, note: Callable[[str], None], *,
+             label: str = "", ignore: Callable[[str], bool] | None = None,
+             skip_top: frozenset[str] | set[str] = frozenset()) -> None:
+        """Copy `src` (a file or a folder's contents, inside `src_root`) to `rel`: files and
+        folders as they are, links as links when they resolve inside; each refusal is a note."""
+        for kind, sub, what in read_tree(src, src_root, ignore=ignore, skip_top=skip_top):
+            dest = PurePosixPath(rel) / sub
+            try:
+                if kind == "dir":
+                    self.dir(dest)
+                elif kind == "link":
+                    self.link(dest, what)
+                elif kind == "file":
+                    with open_confined(src_root, what) as f:
+                        self.write(dest, f, os.fstat(f.fileno()).st_mode)
+                else:
+                    raise Refused(f"{dest}: not a file, folder or link, not copied")
+            except Refused as e:
+                note(f"{label}{e}")
+
+
+def scrub(root: Path, note: Callable[[str], None], label: str = "") -> None:
+    """Remove from `root` every link that resolves outside it and everything that is not a file,
+    a folder or a link (FIFOs, sockets, devices a RUN step left), each with a note."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        for name in dirnames + filenames:
+            path = Path(dirpath) / name
+            st = os.lstat(path)
+            rel = path.relative_to(root).as_posix()
+            if stat.S_ISLNK(st.st_mode) and not inside(path, root):
+                target = os.readlink(path)
+                os.unlink(path)
+                note(f"{label}{rel} -> {target}: a link that leaves the destination, dropped")
+            elif not (stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode)):
+                os.unlink(path)
+                note(f"{label}{rel}: not a file, folder or link, dropped")
+
+
+def dockerignore(context: Path) -> Callable[[str], bool] | None:
+    """`.dockerignore`'s rules over paths relative to the context (the last matching rule
+    wins; a `!rule` keeps; a folder that matches takes its contents with it)."""
+    path = context / ".dockerignore"
+    if not os.path.lexists(path):
+        return None
+    try:
+        with open_confined(context, path) as f:
+            text = f.read(1024 * 1024).decode("utf-8", "replace")
+    except Refused:
+        return None
+    rules = []
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        keep = line.startswith("!")
+        pattern = posixpath.normpath(line.lstrip("!").strip().lstrip("/") or ".")
+        rules.append((keep, pattern))
+
+    def ignored(rel: str) -> bool:
+        parts = rel.split("/")
+        prefixes = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+        out = False
+        for keep, pattern in rules:
+            if any(fnmatch.fnmatchcase(p, pattern) or fnmatch.fnmatchcase(p, pattern.replace("**/", ""))
+                   for p in prefixes):
+                out = not keep
+        return out
+
+    return ignored
 
 
 # -- RUN commands ------------------------------------------------------------------------------------
@@ -267,46 +526,48 @@ def replay(plan: DockerPlan, context: Path, state: Path, *, limits: SandboxLimit
     for line in plan.unsupported:
         note(f"{line}: not supported (multi-stage or remote source)")
     workdir = PurePosixPath(plan.workdir)
-    skip = DOCKER_FILES | set(exclude)
     runner = _Runner(limits, step_timeout_s) if plan.debian_like and any(
         s.op == "RUN" for s in plan.steps) else None
     final, state = state, runner.work if runner else state  # RUN steps need a folder the sandbox uid can reach
     try:
-        _replay_steps(plan, context, state, workdir, skip, runner, out, note, log)
+        _replay_steps(plan, context, Confined(state, workdir), workdir, set(exclude), runner, out, note, log)
     finally:
         if runner is not None:
-            runner.close(final)
+            runner.close(Confined(final, workdir), note)
+    scrub(final, note, "state/")
     return out
 
 
-def _replay_steps(plan: DockerPlan, context: Path, state: Path, workdir: PurePosixPath, skip: set[str],
+def _replay_steps(plan: DockerPlan, context: Path, state: Confined, workdir: PurePosixPath, hidden: set[str],
                   runner: _Runner | None, out: Replay, note: Callable[[str], None],
                   log: Callable[[str], None]) -> None:
-    if not plan.copies:
-        for p in sorted(context.iterdir()) if context.is_dir() else []:
-            if p.name not in skip:
-                _copy_any(p, state / p.name)
-        out.state_from = "all build-context files (the Dockerfile copies nothing)"
-    else:
-        out.state_from = "the Dockerfile's COPY/ADD into the work dir"
+    out.state_from = ("the Dockerfile's COPY/ADD into the work dir" if plan.copies else
+                      "nothing: the Dockerfile copies nothing into the work dir")
+    ignore = dockerignore(context)
     cwd = PurePosixPath("/")
     args: dict[str, str] = {}
     shell = ["/bin/sh", "-c"]
     for step in plan.steps:
         if step.op == "WORKDIR":
-            cwd = cwd / _expand(step.args.strip("\"'"), {**args, **out.env})
+            cwd = container_path(_expand(step.args.strip("\"'"), {**args, **out.env}), cwd)
             if cwd.is_relative_to(workdir):
-                (state / cwd.relative_to(workdir)).mkdir(parents=True, exist_ok=True)
+                try:
+                    state.dir(cwd.relative_to(workdir))
+                except Refused as e:
+                    note(f"{step.raw}: {e}")
         elif step.op in ("ENV", "ARG"):
             for k, v in _assignments(step.args, step.op).items():
                 value = _expand(v, {"PATH": SANDBOX_PATH, **args, **out.env})
                 (out.env if step.op == "ENV" else args)[k] = value
             out.replayed.append(step.raw)
         elif step.op in ("COPY", "ADD"):
-            if _copy_step(step, context, state, workdir, cwd, skip, note):
+            if _copy_step(step, context, state, workdir, cwd, hidden, ignore, {**args, **out.env}, note):
                 out.replayed.append(step.raw)
         elif step.op == "SHELL":
-            shell = copy_args(step.args) or shell
+            try:
+                shell = copy_args(step.args) or shell
+            except ValueError:
+                note(f"{step.raw}: not replayed (its arguments cannot be read)")
         elif step.op == "RUN":
             _run_step(step, plan, runner, shell, cwd, {**args, **out.env}, out, note, log)
         elif step.op in ("LABEL", "EXPOSE", "MAINTAINER"):
@@ -333,70 +594,123 @@ def _expand(value: str, env: dict[str, str]) -> str:
                   lambda m: env.get(m.group(1) or m.group(3), m.group(2) or ""), value)
 
 
-def _copy_step(step: Step, context: Path, state: Path, workdir: PurePosixPath, cwd: PurePosixPath,
-               skip: set[str], note: Callable[[str], None]) -> bool:
-    paths = [a for a in copy_args(step.args) if not a.startswith("--")]
+def _copy_step(step: Step, context: Path, state: Confined, workdir: PurePosixPath, cwd: PurePosixPath,
+               hidden: set[str], ignore: Callable[[str], bool] | None, env: dict[str, str],
+               note: Callable[[str], None]) -> bool:
+    """One COPY/ADD as Docker reads it: sources relative to the build context (never above it, a
+    link among them followed only inside it), the destination folded and mapped into the work dir."""
+    paths = [_expand(a, env) for a in copy_args(step.args) if not a.startswith("--")]
     sources, dest = paths[:-1], paths[-1]
-    dest_path = PurePosixPath(dest) if dest.startswith("/") else cwd / dest
+    dest_path = container_path(dest, cwd)
     if not dest_path.is_relative_to(workdir):
         note(f"{step.raw}: copies outside the work dir {workdir}, not into the workspace")
         return False
-    target = state / dest_path.relative_to(workdir)
-    into_dir = dest.endswith("/") or dest in (".", "./") or len(sources) > 1 or target == state
+    rel = dest_path.relative_to(workdir)
+    try:
+        into_dir = (dest.endswith("/") or dest in (".", "./") or len(sources) > 1 or rel == PurePosixPath(".")
+                    or state.is_dir(rel))
+    except Refused:
+        into_dir = True
+    root = Path(os.path.realpath(context))
     ok = True
     for src in sources:
-        matches = sorted(context.glob(src)) if any(ch in src for ch in "*?[") else [context / src]
+        name = posixpath.normpath(src.lstrip("/") or ".")
+        if name == ".." or name.startswith("../"):
+            note(f"{step.raw}: {src} is not in the build context")
+            ok = False
+            continue
+        try:
+            matches = sorted(root.glob(name)) if any(ch in name for ch in "*?[") else [root / name]
+        except (ValueError, NotImplementedError, OSError):
+            matches = []
+        if not matches:
+            note(f"{step.raw}: {src} is not in the build context")
+            ok = False
         for m in matches:
-            if not m.exists() or not m.resolve().is_relative_to(context.resolve()):
-                note(f"{step.raw}: {src} is not in the build context")
+            if not os.path.lexists(m) or not inside(m, root):
+                note(f"{step.raw}: {src} is not in the build context" if not os.path.lexists(m) else
+                      f"{step.raw}: {m.relative_to(root)} is a link that leaves the build context, not copied")
                 ok = False
                 continue
-            if m.is_dir():
-                _copy_any(m, target, skip=skip if m.resolve() == context.resolve() else set())
-            elif step.op == "ADD" and tarfile.is_tarfile(m):
-                target.mkdir(parents=True, exist_ok=True)
-                with tarfile.open(m) as tar:
-                    extract_data(tar, target)
-            elif into_dir or len(matches) > 1:
-                _copy_any(m, target / m.name)
-            else:
-                _copy_any(m, target)
+            real = Path(os.path.realpath(m))  # a source named in the step is followed, inside the context only
+            from_root = real.relative_to(root).as_posix()
+            why = ("a hidden part of the task" if from_root.split("/")[0] in hidden else
+                   "excluded by .dockerignore" if ignore and ignore(from_root) else None)
+            if from_root != "." and why:
+                note(f"{step.raw}: {from_root} is {why}, not copied")
+                ok = False
+                continue
+            try:
+                if real.is_dir():
+                    state.copy(real, root, rel, note, label=f"{step.raw}: ", ignore=ignore,
+                               skip_top=(hidden | DOCKER_FILES) if real == root else frozenset())
+                elif step.op == "ADD" and _is_tarball(real):
+                    with open_confined(root, real) as f:
+                        extract_data(f, state, rel, note, label=f"{step.raw}: {from_root}: ")
+                else:
+                    state.copy(real, root, rel / m.name if into_dir or len(matches) > 1 else rel, note,
+                               label=f"{step.raw}: ")
+            except Refused as e:
+                note(f"{step.raw}: {e}")
+                ok = False
     return ok
 
 
-def extract_data(tar: tarfile.TarFile, dest: Path) -> None:
-    """Extract under tarfile's "data" filter: nothing lands or points outside `dest`, no device
-    files, no archive owners, no setuid or group/other write bits. Debian 12's Python (3.11.2)
-    predates the filter, so there each member is checked the same way, just before it is written
-    (a link extracted earlier cannot redirect a later member)."""
-    if hasattr(tarfile, "data_filter"):
-        tar.extractall(dest, filter="data")
-        return
-    root = os.path.realpath(dest)
-    for member in tar.getmembers():
-        if not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
-            raise tarfile.TarError(f"{member.name}: not a file, folder or link")
-        path = os.path.realpath(os.path.join(root, member.name))
-        if member.issym():
-            points_to = os.path.realpath(os.path.join(os.path.dirname(path), member.linkname))
-        elif member.islnk():
-            points_to = os.path.realpath(os.path.join(root, member.linkname))
-        else:
-            points_to = path
-        if any(os.path.commonpath([root, p]) != root for p in (path, points_to)):
-            raise tarfile.TarError(f"{member.name}: outside the destination")
-        member.uid, member.gid, member.uname, member.gname = os.getuid(), os.getgid(), "", ""
-        member.mode &= 0o755
-        tar.extract(member, root)
+def _is_tarball(path: Path) -> bool:
+    """A local archive ADD unpacks: a regular file (never a FIFO) tarfile can read the start of."""
+    try:
+        if not stat.S_ISREG(os.lstat(path).st_mode):
+            return False
+        return tarfile.is_tarfile(path)
+    except (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError):
+        return True  # it looks like one and is damaged: extract_data says so
 
 
-def _copy_any(src: Path, dest: Path, skip: set[str] = frozenset()) -> None:  # type: ignore[assignment]
-    if src.is_dir():
-        shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True,
-                        ignore=(lambda d, names: [n for n in names if n in skip]) if skip else None)
-    else:
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(src, dest)
+TAR_ERRORS = (tarfile.TarError, EOFError, zlib.error, lzma.LZMAError, ValueError, OSError)
+
+
+def extract_data(fileobj: IO[bytes], dest: Confined, rel: PurePosixPath | str, note: Callable[[str], None],
+                 label: str = "") -> None:
+    """Unpack a tarball under `dest/rel` member by member through `dest` (see the module's
+    docstring): a member that climbs out, a link that leaves, a hard link to what is not in the
+    archive, a FIFO or a device is skipped with a note; a damaged archive is a TaskFormatError."""
+    base = PurePosixPath(rel)
+    try:
+        with tarfile.open(fileobj=fileobj) as tar:
+            for member in tar:
+                name = posixpath.normpath(member.name.lstrip("/") or ".")
+                if name == ".." or name.startswith("../"):
+                    note(f"{label}member {member.name}: leaves the destination, skipped")
+                    continue
+                try:
+                    if member.isdir():
+                        dest.dir(base / name)
+                    elif member.isreg():
+                        if name == ".":
+                            raise Refused(f"member {member.name}: has no name, skipped")
+                        dest.write(base / name, tar.extractfile(member) or b"", member.mode)
+                    elif member.issym():
+                        dest.link(base / name, member.linkname)
+                    elif member.islnk():
+                        _hard_link(dest, base, name, member.linkname)
+                    else:
+                        raise Refused(f"member {member.name}: not a file, folder or link, skipped")
+                except Refused as e:
+                    note(f"{label}{e}")
+    except TAR_ERRORS as e:
+        raise TaskFormatError(f"{label}a damaged archive ({type(e).__name__}: {e})".replace("\n", " ")) from None
+
+
+def _hard_link(dest: Confined, base: PurePosixPath, name: str, linkname: str) -> None:
+    """A hard link member: a copy of the member it names, which must already be unpacked inside."""
+    target = posixpath.normpath(linkname.lstrip("/") or ".")
+    if target == ".." or target.startswith("../"):
+        raise Refused(f"member {name} => {linkname}: a hard link that leaves the destination, skipped")
+    src = dest.root / base / target
+    if not os.path.lexists(src) or not inside(src, dest.root):
+        raise Refused(f"member {name} => {linkname}: a hard link to nothing in the archive, skipped")
+    with open_confined(dest.root, src) as f:
+        dest.write(base / name, f, os.fstat(f.fileno()).st_mode)
 
 
 def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[str], cwd: PurePosixPath,
@@ -405,7 +719,11 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[
         note(f"{step.raw}: not replayed (base image {plan.base_images[-1] if plan.base_images else '?'} "
              "is not Debian/Ubuntu-based)")
         return
-    command = run_command(step)
+    try:
+        command = run_command(step)
+    except ValueError:
+        note(f"{step.raw}: not replayed (its arguments cannot be read)")
+        return
     workdir = PurePosixPath(plan.workdir)
     kept: list[str] = []
     for part in split_run(command):
@@ -459,14 +777,16 @@ class _Runner:
         argv = [*shell, f"mkdir -p {shlex.quote(cwd)} && cd {shlex.quote(cwd)} && {{\n{script}\n}}"]
         return _run_coroutine(backend.run_once(spec, argv, timeout_s=self.timeout_s, max_output=8000))
 
-    def close(self, final: Path) -> None:
+    def close(self, final: Confined, note: Callable[[str], None]) -> None:
+        """Copy the work folder into the task's state through `final` (links that leave it, FIFOs
+        and devices a RUN step made are dropped with a note), then remove the scratch folder."""
         try:
             if os.geteuid() == 0:  # the sandbox uid owned it while steps ran
                 uid, gid = os.geteuid(), os.getegid()
                 for dirpath, dirnames, filenames in os.walk(self.work):
                     for name in [".", *dirnames, *filenames]:
                         os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-            shutil.copytree(self.work, final, symlinks=True, dirs_exist_ok=True)
+            final.copy(self.work, self.work, ".", note, label="state/")
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
 
@@ -551,8 +871,10 @@ def replay_docker(plan: DockerPlan, context: Path, state: Path, *, exclude: set[
     tag = f"envhub-harbor-replay:{os.getpid()}-{abs(hash(str(context))) % 10**8}"
     with tempfile.TemporaryDirectory(prefix="envhub-build-") as tmp:
         ctx = Path(tmp) / "context"
-        shutil.copytree(context, ctx, symlinks=True,
-                        ignore=lambda d, names: [n for n in names if Path(d) == context and n in exclude | DOCKER_FILES])
+        ctx.mkdir()
+        if plan.copies:  # the context as Docker would see it, minus what no COPY may take
+            Confined(ctx).copy(context, context, ".", note, label="build context: ", ignore=dockerignore(context),
+                               skip_top=set(exclude) | DOCKER_FILES)
         (Path(tmp) / "Dockerfile").write_text(text)
         docker = [cfg.cli, "-H", f"unix://{cfg.socket}"]
         built = subprocess.run([*docker, "build", "--network", "none", "-t", tag, "-f", str(Path(tmp) / "Dockerfile"),
@@ -565,10 +887,12 @@ def replay_docker(plan: DockerPlan, context: Path, state: Path, *, exclude: set[
             tar_path = Path(tmp) / "workdir.tar"
             with tar_path.open("wb") as f:  # a tar of the folder itself: entries start with its name
                 subprocess.run([*docker, "cp", f"{cid}:{plan.workdir}", "-"], stdout=f, check=True)
-            with tarfile.open(tar_path) as tar:
-                extract_data(tar, Path(tmp) / "out")
-            shutil.copytree(Path(tmp) / "out" / PurePosixPath(plan.workdir).name, state, symlinks=True,
-                            dirs_exist_ok=True)
+            (Path(tmp) / "out").mkdir()
+            with tar_path.open("rb") as f:
+                extract_data(f, Confined(Path(tmp) / "out", PurePosixPath(plan.workdir).parent), ".", note,
+                             label="the image's work dir: ")
+            Confined(state, plan.workdir).copy(Path(tmp) / "out" / PurePosixPath(plan.workdir).name,
+                                               Path(tmp) / "out", ".", note, label="state/")
             failed = subprocess.run([*docker, "cp", f"{cid}:{FAILED_LOG}", "-"], capture_output=True)
             failed_runs: set[int] = set()
             if failed.returncode == 0:

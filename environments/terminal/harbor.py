@@ -29,16 +29,30 @@ Why remap paths rather than mount them: the verifier sandbox has fixed mounts an
 importer rewrites the absolute paths `/app` (the work dir), `/tests`, `/logs` and `/solution` in
 the files it copies. Package installs and downloads that test scripts do (apt-get, curl | sh,
 uvx pytest) are answered by offline shims that run the verifier's own pytest.
+
+**A task folder is untrusted input** (issue 40). Every file is read only when it resolves inside
+the task folder; a link is copied as a link only when it resolves inside what it is copied into,
+never dereferenced; every write goes through `dockerfile.Confined` (each existing component
+resolved and checked inside the output folder, the last opened `O_NOFOLLOW`): that one mechanism,
+rather than a list of known attacks, is what keeps a write from leaving. Every value of
+`task.toml` (or Terminal-Bench's `task.yaml`) is checked: a malformed one is a `TaskFormatError`,
+one line naming the field. A field the importer does not honour is a warning line, kept in
+`metadata.harbor.unsupported_setup` (the table is README's "Harbor and Terminal-Bench tasks").
+A task that exists is replaced only with `overwrite` (`--force`), and only once the new one has
+imported and loads: a failed re-import loses nothing.
 """
 
 from __future__ import annotations
 
 import base64
+import math
+import os
 import re
 import shlex
 import shutil
 import tarfile
 import tomllib
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date, datetime, time
@@ -52,22 +66,30 @@ from envhub.sandbox.base import SandboxLimits
 from envhub.tasks.model import Task, short_title
 from environments.terminal.dockerfile import (
     DOCKER_FILES,
+    Confined,
     DockerPlan,
+    Refused,
     Replay,
+    inside,
+    open_confined,
     parse_dockerfile,
+    read_tree,
     remap,
     replay,
     replay_docker,
+    scrub,
 )
 from environments.terminal.harbor_wrapper import WRAPPER
 
-__all__ = ["import_harbor", "parse_dockerfile", "detect_layout"]
+__all__ = ["import_harbor", "parse_dockerfile", "detect_layout", "HONOURED"]
 
 #: Where the generated wrapper lays out Harbor's filesystem inside the verifier sandbox.
 VERIFY_ROOT = "/tmp/harbor"
 AGENT_WORKSPACE = "/workspace"
 AGENT_SOLUTION = "/tmp/solution"
 MAX_REWRITE_BYTES = 1024 * 1024
+MAX_TEXT_BYTES = 16 * 1024 * 1024  # instruction.md, task.toml, the Dockerfile, solve.sh
+MAX_NAME_CHARS = 128
 #: Terminal-Bench 1 files that are the task's hidden parts or its harness, never its state.
 TB_HIDDEN = {"task.yaml", "solution.sh", "solution.yaml", "run-tests.sh", "tests", "docker-compose.yaml",
              "docker-compose.yml"}
@@ -78,6 +100,30 @@ mkdir -p /logs/verifier
 bash /tests/run-tests.sh
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 """
+#: task.toml's fields the importer honours; anything else is a warning. `metadata` is free-form
+#: (kept whole in `metadata.harbor.task_metadata`).
+HONOURED = {
+    "task": {"name", "description"},
+    "agent": {"timeout_sec"},
+    "verifier": {"timeout_sec", "env"},
+    "solution": {"env"},
+    "environment": {"build_timeout_sec", "cpus", "memory", "memory_mb"},
+}
+#: Fields read but not honoured, and why (a warning when set to anything but the harmless value).
+NOT_HONOURED = {
+    "environment.storage": "the sandbox bounds each file's size, not the disk",
+    "environment.storage_mb": "the sandbox bounds each file's size, not the disk",
+    "environment.gpus": "envhub's sandboxes have no GPU",
+    "environment.allow_internet": "envhub's sandboxes are offline (the agent and the verifier get no network)",
+    "environment.docker_image": "no image is pulled; the state comes from environment/Dockerfile",
+    "environment.mcp_servers": "the task's MCP servers are neither started nor offered to the agent",
+}
+#: Terminal-Bench 1 task.yaml keys: honoured, or informational (kept in the metadata).
+TB_HONOURED = {"instruction", "descriptions", "difficulty", "category", "tags", "author_email", "author_name",
+               "max_agent_timeout_sec", "max_test_timeout_sec"}
+TB_INFORMATIONAL = {"estimated_duration_sec", "expert_time_estimate_min", "junior_time_estimate_min",
+                    "disable_asciinema"}
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 @dataclass
@@ -95,6 +141,7 @@ class Source:
     solution_extras: Path | None = None  # Harbor's solution/ folder: its other files are read from /solution
     context_exclude: set[str] = field(default_factory=set)
     extra_test_files: dict[str, str | Path] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)  # fields not honoured
 
 
 def detect_layout(src: Path) -> str:
@@ -114,24 +161,54 @@ def detect_layout(src: Path) -> str:
                           "(task.yaml, run-tests.sh, tests/)", file=str(src))
 
 
+def _inside(src: Path, rel: str) -> Path:
+    """`src/rel`, refused when it (a link, or a link on its way) resolves outside the task folder."""
+    path = src / rel
+    if os.path.lexists(path) and not inside(path, src):
+        raise TaskFormatError(f"{path}: a link that leaves the task folder", file=str(path))
+    return path
+
+
+def _text(src: Path, rel: str) -> str:
+    """A text file of the task, read only inside the task folder, as UTF-8."""
+    path = _inside(src, rel)
+    try:
+        with open_confined(src, path) as f:
+            data = f.read(MAX_TEXT_BYTES + 1)
+    except Refused as e:
+        raise TaskFormatError(str(e), file=str(path)) from None
+    if len(data) > MAX_TEXT_BYTES:
+        raise TaskFormatError(f"{path}: larger than {MAX_TEXT_BYTES // (1024 * 1024)} MiB", file=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TaskFormatError(f"{path}: not UTF-8 text (byte {e.start})", file=str(path)) from None
+
+
 def _read_source(src: Path) -> Source:
     layout = detect_layout(src)
     if layout == "harbor":
+        toml_text = _text(src, "task.toml")
         try:
-            config = tomllib.loads((src / "task.toml").read_text(encoding="utf-8"))
+            config = tomllib.loads(toml_text)
         except tomllib.TOMLDecodeError as e:
             raise TaskFormatError(f"{src / 'task.toml'}: not valid TOML: {e}", file=str(src / "task.toml")) from e
-        env_dir = src / "environment"
-        solve = src / "solution" / "solve.sh"
-        return Source(src, layout, (src / "instruction.md").read_text(encoding="utf-8"), config,
-                      env_dir if env_dir.is_dir() else None,
-                      env_dir / "Dockerfile" if (env_dir / "Dockerfile").is_file() else None, src / "tests",
-                      solve.read_text(encoding="utf-8") if solve.is_file() else None,
-                      src / "solution" if solve.is_file() else None)
+        env_dir = _inside(src, "environment")
+        _inside(src, "tests")
+        _inside(src, "solution")
+        has_solve = _inside(src, "solution/solve.sh").is_file()
+        dockerfile = _inside(src, "environment/Dockerfile")
+        source = Source(src, layout, _text(src, "instruction.md"), config, env_dir if env_dir.is_dir() else None,
+                        dockerfile if dockerfile.is_file() else None, src / "tests",
+                        _text(src, "solution/solve.sh") if has_solve else None,
+                        src / "solution" if has_solve else None)
+        source.warnings = _check_config(config, src / "task.toml")
+        return source
     try:
-        raw = yaml.safe_load((src / "task.yaml").read_text(encoding="utf-8")) or {}
+        raw = yaml.safe_load(_text(src, "task.yaml")) or {}
     except yaml.YAMLError as e:
-        raise TaskFormatError(f"{src / 'task.yaml'}: not valid YAML: {e}", file=str(src / "task.yaml")) from e
+        raise TaskFormatError(f"{src / 'task.yaml'}: not valid YAML: {' '.join(str(e).split())}",
+                              file=str(src / "task.yaml")) from e
     if not isinstance(raw, dict):
         raise TaskFormatError(f"{src / 'task.yaml'}: must be a mapping", file=str(src / "task.yaml"))
     instruction = raw.get("instruction")
@@ -140,44 +217,178 @@ def _read_source(src: Path) -> Source:
     if not isinstance(instruction, str) or not instruction.strip():
         raise TaskFormatError(f"{src / 'task.yaml'}: field 'instruction': missing", file=str(src / "task.yaml"),
                               field="instruction")
+    where = src / "task.yaml"
     config = {"task": {"name": src.name},
-              "metadata": {k: raw[k] for k in ("difficulty", "category", "tags", "author_email", "author_name")
-                           if k in raw},
-              "agent": {"timeout_sec": raw.get("max_agent_timeout_sec", 360)},
-              "verifier": {"timeout_sec": raw.get("max_test_timeout_sec", 60)},
-              "environment": {"allow_internet": True}}
-    solution = ((src / "solution.sh").read_text(encoding="utf-8") if (src / "solution.sh").is_file()
-                else _solution_from_yaml(src / "solution.yaml") if (src / "solution.yaml").is_file() else None)
-    return Source(src, layout, instruction, config, src, src / "Dockerfile" if (src / "Dockerfile").is_file() else None,
-                  src / "tests", solution, context_exclude=set(TB_HIDDEN),
-                  extra_test_files={"run-tests.sh": src / "run-tests.sh", "test.sh": TB_TEST_SH})
+              "metadata": {k: raw[k] for k in ("difficulty", "category", "tags", "author_email", "author_name",
+                                               *TB_INFORMATIONAL) if k in raw},
+              "agent": {"timeout_sec": _number(raw, "max_agent_timeout_sec", where, "max_agent_timeout_sec", 360)},
+              "verifier": {"timeout_sec": _number(raw, "max_test_timeout_sec", where, "max_test_timeout_sec", 60)}}
+    _check_config(config, where)
+    warnings = [f"task.yaml {k}: not honoured (unknown to the importer)" for k in raw
+                if k not in TB_HONOURED | TB_INFORMATIONAL | {"parser_name", "run_tests_in_same_shell"}]
+    if raw.get("parser_name", "pytest") != "pytest":
+        warnings.append(f"task.yaml parser_name = {_shown(raw['parser_name'])}: not honoured (run-tests.sh passes "
+                        "when it exits 0, as with the pytest parser)")
+    if raw.get("run_tests_in_same_shell"):
+        warnings.append("task.yaml run_tests_in_same_shell: not honoured (the tests run in a fresh sandbox over "
+                        "the final files, not in the agent's shell)")
+    for rel in ("tests", "run-tests.sh", "solution.sh", "solution.yaml", "Dockerfile"):
+        _inside(src, rel)
+    solution = (_text(src, "solution.sh") if (src / "solution.sh").is_file()
+                else _solution_from_yaml(src, "solution.yaml") if (src / "solution.yaml").is_file() else None)
+    source = Source(src, layout, instruction, config, src,
+                    src / "Dockerfile" if (src / "Dockerfile").is_file() else None,
+                    src / "tests", solution, context_exclude=set(TB_HIDDEN),
+                    extra_test_files={"run-tests.sh": src / "run-tests.sh", "test.sh": TB_TEST_SH})
+    source.warnings = warnings
+    return source
 
 
-def _solution_from_yaml(path: Path) -> str:
+def _solution_from_yaml(src: Path, rel: str) -> str:
     """Terminal-Bench's `solution.yaml` (a list of terminal commands) as one script."""
+    path = src / rel
     try:
-        steps = yaml.safe_load(path.read_text(encoding="utf-8")) or []
+        steps = yaml.safe_load(_text(src, rel)) or []
     except yaml.YAMLError as e:
-        raise TaskFormatError(f"{path}: not valid YAML: {e}", file=str(path)) from e
+        raise TaskFormatError(f"{path}: not valid YAML: {' '.join(str(e).split())}", file=str(path)) from e
+    if not isinstance(steps, list):
+        raise TaskFormatError(f"{path}: must be a list of commands", file=str(path))
     lines = ["#!/bin/bash"] + [str(s["command"]).rstrip("\n") for s in steps if isinstance(s, dict) and "command" in s]
     return "\n".join(lines) + "\n"
 
 
+# -- task.toml's values --------------------------------------------------------------------------------
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _bad(where: Path, name: str, value: Any, why: str) -> TaskFormatError:
+    return TaskFormatError(f"{where}: {name} = {_shown(value)}: {why}", file=str(where), field=name)
+
+
+def _number(table: dict[str, Any], key: str, where: Path, name: str, default: float, *,
+            allow_zero: bool = False) -> float:
+    """A positive, finite number (no bool, no string) below 10^9, or `default` when absent."""
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(where, name, value, "must be a number")
+    if not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero) or value > 1e9:
+        raise _bad(where, name, value, "must be a finite number above 0 and below 10^9")
+    return float(value)
+
+
+def _table(cfg: dict[str, Any], name: str) -> dict[str, Any]:
+    value = cfg.get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def _memory_mb(environment: dict[str, Any], where: Path, default: int = 2048) -> int:
+    """`memory_mb = 4096` or Harbor's newer `memory = "4G"` / `"512M"`."""
+    if "memory_mb" in environment:
+        return int(_number(environment, "memory_mb", where, "environment.memory_mb", default))
+    if "memory" not in environment:
+        return default
+    value = environment["memory"]
+    m = re.fullmatch(r"\s*(\d{1,12}(?:\.\d{1,6})?)\s*([kmgt]?)i?b?\s*", value if isinstance(value, str) else "", re.I)
+    if not m:
+        raise _bad(where, "environment.memory", value, 'must be a size such as "2G" or "512M"')
+    scale = {"": 1 / (1024 * 1024), "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[m.group(2).lower()]
+    mb = float(m.group(1)) * scale
+    if mb < 1:
+        raise _bad(where, "environment.memory", value, "must be at least 1M")
+    return int(mb)
+
+
+def _env_table(table: dict[str, Any], key: str, where: Path, name: str) -> dict[str, str]:
+    value = table.get(key, {})
+    if not isinstance(value, dict):
+        raise _bad(where, name, value, "must be a table of NAME = value")
+    out = {}
+    for k, v in value.items():
+        if not ENV_NAME.fullmatch(k):
+            raise _bad(where, f"{name}.{k}", v, "not a variable name")
+        if isinstance(v, bool) or not isinstance(v, str | int | float) or "\0" in str(v):
+            raise _bad(where, f"{name}.{k}", v, "must be a string or a number")
+        out[k] = str(v)
+    return out
+
+
+def _check_config(cfg: dict[str, Any], where: Path) -> list[str]:
+    """Refuse a malformed value (a TaskFormatError naming the field); return a warning for each
+    field set that is not honoured."""
+    for name in ("task", "metadata", "agent", "verifier", "environment", "solution"):
+        if name in cfg and not isinstance(cfg[name], dict):
+            raise _bad(where, name, cfg[name], "must be a table")
+    task, meta = _table(cfg, "task"), _table(cfg, "metadata")
+    if "name" in task:
+        name = task["name"]
+        if not isinstance(name, str) or not name.strip():
+            raise _bad(where, "task.name", name, "must be a non-empty string")
+        if len(name) > MAX_NAME_CHARS:
+            raise _bad(where, "task.name", name, f"{len(name)} characters, at most {MAX_NAME_CHARS}")
+    if "description" in task and not isinstance(task["description"], str):
+        raise _bad(where, "task.description", task["description"], "must be a string")
+    for key in ("difficulty", "category"):
+        if key in meta and not isinstance(meta[key], str):
+            raise _bad(where, f"metadata.{key}", meta[key], "must be a string")
+    if "tags" in meta and (not isinstance(meta["tags"], list)
+                           or not all(isinstance(t, str) and len(t) <= 200 for t in meta["tags"])):
+        raise _bad(where, "metadata.tags", meta["tags"], "must be a list of strings")
+    agent, verifier, environment = _table(cfg, "agent"), _table(cfg, "verifier"), _table(cfg, "environment")
+    _number(agent, "timeout_sec", where, "agent.timeout_sec", 1800)
+    _number(verifier, "timeout_sec", where, "verifier.timeout_sec", 600)
+    _number(environment, "build_timeout_sec", where, "environment.build_timeout_sec", 600)
+    _number(environment, "cpus", where, "environment.cpus", 1)
+    _memory_mb(environment, where)
+    _env_table(verifier, "env", where, "verifier.env")
+    _env_table(_table(cfg, "solution"), "env", where, "solution.env")
+    if not isinstance(environment.get("allow_internet", False), bool):
+        raise _bad(where, "environment.allow_internet", environment["allow_internet"], "must be true or false")
+    for key in ("gpus", "storage_mb"):
+        if key in environment:
+            _number(environment, key, where, f"environment.{key}", 0, allow_zero=True)
+
+    warnings = []
+    harmless = {"environment.gpus": 0, "environment.allow_internet": False}
+    for table, value in cfg.items():
+        if table in ("version", "metadata"):
+            continue
+        if table not in HONOURED:
+            warnings.append(f"[{table}] in task.toml: not honoured (unknown to the importer)")
+            continue
+        for key, v in value.items():
+            name = f"{table}.{key}"
+            if name in NOT_HONOURED:
+                if harmless.get(name, object()) != v:
+                    warnings.append(f"{name} = {_shown(v)}: not honoured ({NOT_HONOURED[name]})")
+            elif key not in HONOURED[table]:
+                warnings.append(f"{name} in task.toml: not honoured (unknown to the importer)")
+    if "cpus" in environment and environment["cpus"] < 1:
+        warnings.append(f"environment.cpus = {_shown(environment['cpus'])}: not honoured below 1 (no CPU bound)")
+    return warnings
+
+
+# -- writing the task ----------------------------------------------------------------------------------
 def _rewrite_tree(root: Path, mapping: dict[str, str]) -> list[str]:
-    """Rewrite text files under `root` in place; returns the ones changed."""
+    """Rewrite text files under `root` in place (regular files only, through `Confined`);
+    returns the ones changed."""
     changed = []
-    for p in sorted(root.rglob("*")):
-        if not p.is_file() or p.is_symlink() or p.stat().st_size > MAX_REWRITE_BYTES:
+    out = Confined(root)
+    for kind, rel, path in read_tree(root, root):
+        if kind != "file" or os.lstat(path).st_size > MAX_REWRITE_BYTES:
             continue
         try:
-            text = p.read_text(encoding="utf-8")
-        except UnicodeDecodeError:
+            with open_confined(root, path) as f:
+                data, mode = f.read(), os.fstat(f.fileno()).st_mode
+            text = data.decode("utf-8")
+        except (Refused, UnicodeDecodeError):
             continue
         new = remap(text, mapping)
         if new != text:
-            p.write_text(new, encoding="utf-8")
-            changed.append(p.relative_to(root).as_posix())
-    return changed
+            out.write(rel, new.encode("utf-8"), mode)
+            changed.append(rel)
+    return sorted(changed)
 
 
 _remap = remap  # the name the tests and older callers use
@@ -185,7 +396,7 @@ _remap = remap  # the name the tests and older callers use
 
 def _slug(name: str) -> str:
     s = re.sub(r"[^a-z0-9_.-]+", "-", name.strip().lower().split("/")[-1]).strip("-.")
-    return s or "task"
+    return s[:MAX_NAME_CHARS] or "task"
 
 
 def _plain(value: Any) -> Any:
@@ -199,17 +410,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _memory_mb(environment: dict[str, Any], default: int = 2048) -> int:
-    """`memory_mb = 4096` or Harbor's newer `memory = "4G"` / `"512M"`."""
-    if isinstance(environment.get("memory_mb"), int | float):
-        return int(environment["memory_mb"])
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*", str(environment.get("memory", "")), re.I)
-    if not m:
-        return default
-    scale = {"": 1 / (1024 * 1024), "k": 1 / 1024, "m": 1, "g": 1024, "t": 1024 * 1024}[m.group(2).lower()]
-    return int(float(m.group(1)) * scale)
-
-
 def _place(tasks_root: Path, slug: str) -> tuple[Path, str]:
     """Folder and id: under `<root>/terminal/harbor/` for a tasks root, or directly in `dest`
     when `dest` is already inside a `tasks/terminal/...` folder."""
@@ -220,27 +420,43 @@ def _place(tasks_root: Path, slug: str) -> tuple[Path, str]:
     return tasks_root / "terminal" / "harbor" / slug, f"terminal/harbor/{slug}"
 
 
-def _solve_script(script: str, extras_dir: Path | None, mapping: dict[str, str], env: dict[str, str]) -> str:
-    """The oracle as one self-contained script: the Dockerfile's ENV first, the solution's other
-    files written to /tmp/solution."""
+def _solve_script(script: str, extras_dir: Path | None, src_root: Path, mapping: dict[str, str],
+                  env: dict[str, str], note: Callable[[str], None]) -> str:
+    """The oracle as one self-contained script: the Dockerfile's ENV and task.toml's
+    `[solution] env` first, the solution's other files written to /tmp/solution (read inside the
+    task folder only; a link kept as a link when it stays inside solution/)."""
     body = remap(script, mapping)
-    extras = sorted(p for p in extras_dir.rglob("*") if p.is_file() and p.name != "solve.sh") if extras_dir else []
     lines = [f"export {k}={shlex.quote(remap(v, mapping))}" for k, v in env.items()]
+    extras: list[str] = []
+    for kind, rel, what in read_tree(extras_dir, src_root, skip_top={"solve.sh"}) if extras_dir else []:
+        target = f"{AGENT_SOLUTION}/{rel}"
+        if kind == "link":
+            where = os.path.normpath(os.path.join(os.path.dirname(rel), what))
+            if what.startswith("/") or where == ".." or where.startswith("../"):
+                note(f"solution/{rel} -> {what}: a link that leaves solution/, not copied")
+                continue
+            extras += [f"mkdir -p {shlex.quote(str(PurePosixPath(target).parent))}",
+                       f"ln -sf {shlex.quote(what)} {shlex.quote(target)}"]
+        elif kind == "file":
+            try:
+                with open_confined(src_root, what) as f:
+                    data, mode = f.read(), os.fstat(f.fileno()).st_mode
+            except Refused as e:
+                note(f"solution/{rel}: {e}")
+                continue
+            try:
+                data = remap(data.decode("utf-8"), mapping).encode()
+            except UnicodeDecodeError:
+                pass
+            extras.append(f"mkdir -p {shlex.quote(str(PurePosixPath(target).parent))}")
+            extras.append(f"echo {base64.b64encode(data).decode()} | base64 -d > {shlex.quote(target)}")
+            if mode & 0o111:
+                extras.append(f"chmod +x {shlex.quote(target)}")
+        elif kind == "other":
+            note(f"solution/{rel}: not a file, folder or link, not copied")
     if extras:
         lines += ["# --- added by envhub's Harbor importer: the solution's other files ---",
-                  f"mkdir -p {AGENT_SOLUTION}"]
-    for p in extras:
-        rel = p.relative_to(extras_dir).as_posix()  # type: ignore[arg-type]
-        data = p.read_bytes()
-        try:
-            data = remap(data.decode("utf-8"), mapping).encode()
-        except UnicodeDecodeError:
-            pass
-        target = f"{AGENT_SOLUTION}/{rel}"
-        lines.append(f"mkdir -p {shlex.quote(str(PurePosixPath(target).parent))}")
-        lines.append(f"echo {base64.b64encode(data).decode()} | base64 -d > {shlex.quote(target)}")
-        if p.stat().st_mode & 0o111:
-            lines.append(f"chmod +x {shlex.quote(target)}")
+                  f"mkdir -p {AGENT_SOLUTION}", *extras]
     if not lines:
         return body
     lines.append("# --- original solution ---")
@@ -251,7 +467,7 @@ def _solve_script(script: str, extras_dir: Path | None, mapping: dict[str, str],
     return shebang + "\n".join(lines) + "\n" + body
 
 
-def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = True, replay_steps: bool | str = True,
+def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = False, replay_steps: bool | str = True,
                   log: Callable[[str], None] | None = None) -> Path:
     """Convert the Harbor or Terminal-Bench task folder `src` into a terminal task below `dest_root`.
 
@@ -259,45 +475,73 @@ def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = True, replay_
     inside `tasks/terminal/` (the task goes directly in it). `replay_steps`: True replays the
     Dockerfile's RUN steps in a local bubblewrap sandbox, "docker" builds the image with the Docker
     engine instead, False copies files only. `log` gets one line per Dockerfile step replayed or
-    not replayed. Returns the task's folder.
+    not replayed, and a `warning: ` line per field or file not honoured. A task that exists is a
+    TaskFormatError unless `overwrite`; then it is replaced only once the new one loads. Every
+    malformed input is a TaskFormatError. Returns the task's folder.
     """
     src = src.resolve()
+    log = log or (lambda _: None)
     source = _read_source(src)
-    plan = (parse_dockerfile(source.dockerfile.read_text(encoding="utf-8")) if source.dockerfile
-            else DockerPlan())
-    cfg = source.config
-    task_meta = cfg.get("task", {}) if isinstance(cfg.get("task"), dict) else {}
+    try:
+        plan = parse_dockerfile(_text(src, source.dockerfile.relative_to(src).as_posix())) if source.dockerfile \
+            else DockerPlan()
+    except ValueError as e:
+        raise TaskFormatError(f"{source.dockerfile}: {e}", file=str(source.dockerfile)) from None
+    task_meta = _table(source.config, "task")
     slug = _slug(str(task_meta.get("name") or src.name))
     folder, task_id = _place(dest_root, slug)
-    if folder.exists():
-        if not overwrite:
-            raise FileExistsError(f"{folder} exists")
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True)
+    if os.path.lexists(folder) and not overwrite:
+        raise TaskFormatError(f"{task_id} exists ({folder}); --force replaces it", file=str(folder))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.parent / f".{slug}.importing-{uuid.uuid4().hex[:8]}"
+    staging.mkdir()
     try:
-        _write_task(source, folder, task_id, plan, replay_steps, log or (lambda _: None))
-        Task.load(folder)  # the result must load: fail here, not at serve time
+        _write_task(source, staging, task_id, plan, replay_steps, log)
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(staging, ignore_errors=True)
         raise
+    _swap_in(staging, folder)
     return folder
 
 
-def _table(cfg: dict[str, Any], name: str) -> dict[str, Any]:
-    value = cfg.get(name)
-    return value if isinstance(value, dict) else {}
+def _swap_in(staging: Path, folder: Path) -> None:
+    """Put the staged task at `folder`; the old one (if any) goes only once the new one loads."""
+    old = None
+    if os.path.lexists(folder):
+        old = folder.parent / f".{folder.name}.replaced-{uuid.uuid4().hex[:8]}"
+        os.rename(folder, old)
+    os.rename(staging, folder)
+    try:
+        Task.load(folder)  # the result must load: fail here, not at serve time
+    except Exception as e:
+        shutil.rmtree(folder, ignore_errors=True)
+        if old is not None:
+            os.rename(old, folder)
+        if isinstance(e, TaskFormatError):
+            raise
+        raise TaskFormatError(f"{folder}: the imported task does not load: {e}", file=str(folder)) from None
+    if old is not None:
+        if old.is_symlink() or not old.is_dir():
+            old.unlink()
+        else:
+            shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, replay_steps: bool,
+def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, replay_steps: bool | str,
                 log: Callable[[str], None]) -> None:
-    cfg = source.config
+    cfg, where = source.config, source.root / ("task.toml" if source.layout == "harbor" else "task.yaml")
     task_meta, meta = _table(cfg, "task"), _table(cfg, "metadata")
     agent, verifier, environment = _table(cfg, "agent"), _table(cfg, "verifier"), _table(cfg, "environment")
     agent_map = {plan.workdir: AGENT_WORKSPACE, "/solution": AGENT_SOLUTION}
     verify_map = {plan.workdir: f"{VERIFY_ROOT}/app", "/tests": f"{VERIFY_ROOT}/tests", "/logs": f"{VERIFY_ROOT}/logs"}
-    memory_mb = max(64, min(_memory_mb(environment), 65_536))
-    episode = min(float(agent.get("timeout_sec", 1800)), 86_400)
-    verifier_timeout = float(verifier.get("timeout_sec", 600))
+    memory_mb = max(64, min(_memory_mb(environment, where), 65_536))
+    episode = min(_number(agent, "timeout_sec", where, "agent.timeout_sec", 1800), 86_400)
+    verifier_timeout = _number(verifier, "timeout_sec", where, "verifier.timeout_sec", 600)
+    notes: list[str] = []  # the steps' notes come first, then what was not honoured
+
+    def warn(line: str) -> None:
+        notes.append(line)
+        log(f"warning: {line}")
 
     # state/: the work dir as the image build leaves it.
     state = folder / "state"
@@ -307,26 +551,23 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             " (docker-compose environments are not replayed)" if source.context and any(
                 source.context.glob("docker-compose.y*ml")) else "")])
         log(f"not replayed: {done.notes[0]}")
-        if source.context is not None:
-            for p in sorted(source.context.iterdir()):
-                if p.name not in DOCKER_FILES | source.context_exclude:
-                    (shutil.copytree(p, state / p.name, symlinks=True) if p.is_dir() else shutil.copy2(p, state / p.name))
-            done.state_from = "all build-context files (no Dockerfile)"
     else:
-        build_s = float(environment.get("build_timeout_sec", 600))
+        build_s = min(_number(environment, "build_timeout_sec", where, "environment.build_timeout_sec", 600), 1800)
+        context = source.context or source.root
         if replay_steps == "docker":
-            done = replay_docker(plan, source.context or source.root, state, exclude=source.context_exclude, log=log)
+            done = replay_docker(plan, context, state, exclude=source.context_exclude, log=log)
         elif replay_steps:
-            done = replay(plan, source.context or source.root, state, exclude=source.context_exclude,
-                          limits=SandboxLimits(cpu_s=int(min(build_s, 1800)), memory_mb=max(2048, memory_mb),
+            done = replay(plan, context, state, exclude=source.context_exclude,
+                          limits=SandboxLimits(cpu_s=int(build_s), memory_mb=max(2048, memory_mb),
                                                processes=256, file_mb=1024),
-                          step_timeout_s=min(build_s, 1800), log=log)
+                          step_timeout_s=build_s, log=log)
         else:  # files only: COPY/ADD, no RUN
             plain = DockerPlan(plan.base_images, plan.workdir, [s for s in plan.steps if s.op != "RUN"],
                                plan.unsupported)
-            done = replay(plain, source.context or source.root, state, exclude=source.context_exclude,
+            done = replay(plain, context, state, exclude=source.context_exclude,
                           limits=SandboxLimits(), step_timeout_s=1, log=log)
             done.notes += [f"{s.raw}: not replayed (--no-replay)" for s in plan.steps if s.op == "RUN"]
+    scrub(state, done.notes.append, "state/")
     state_rewritten = _rewrite_tree(state, agent_map)
     initial = _initial_state_archive(state, folder / "tests")
 
@@ -337,33 +578,44 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     (folder / "prompt.md").write_text(prompt, encoding="utf-8")
 
     tests = folder / "tests"
-    shutil.copytree(source.tests, tests / ".harbor", ignore=shutil.ignore_patterns("__pycache__"))
+    tests.mkdir(exist_ok=True)
+    (tests / ".harbor").mkdir()
+    hidden = Confined(tests / ".harbor")
+    hidden.copy(source.tests, source.root, ".", warn, label="tests/",
+                ignore=lambda rel: rel.split("/")[-1] == "__pycache__")
     for name, content in source.extra_test_files.items():
-        target = tests / ".harbor" / name
         if isinstance(content, Path):
-            shutil.copy2(content, target)
+            try:
+                with open_confined(source.root, content) as f:
+                    hidden.write(name, f, os.fstat(f.fileno()).st_mode)
+            except Refused as e:
+                raise TaskFormatError(str(e), file=str(content)) from None
         else:
-            target.write_text(content, encoding="utf-8")
+            hidden.write(name, content.encode("utf-8"))
+    scrub(tests / ".harbor", warn, "tests/")
     _rewrite_tree(tests / ".harbor", verify_map)
     cpus = environment.get("cpus")
-    cpus = cpus if isinstance(cpus, int | float) and cpus >= 1 else None
+    cpus = cpus if isinstance(cpus, int | float) and not isinstance(cpus, bool) and 1 <= cpus <= 1024 else None
     extra_env = {k: remap(v, verify_map) for k, v in done.env.items()}
-    extra_env.update({str(k): remap(str(v), verify_map) for k, v in (verifier.get("env") or {}).items()})
+    extra_env.update({k: remap(v, verify_map) for k, v in _env_table(verifier, "env", where, "verifier.env").items()})
     (tests / "test_harbor.py").write_text(
         WRAPPER.replace("{root}", VERIFY_ROOT)
         .replace("{timeout}", repr(min(verifier_timeout, 3000))).replace("{extra_env}", repr(extra_env))
         .replace("{cpus}", repr(int(cpus) if cpus else None)),
         encoding="utf-8")
 
-    notes = list(done.notes)
+    notes[:0] = done.notes
+    for line in source.warnings:
+        warn(line)
     if source.solution is not None:
         (folder / "solution").mkdir()
+        solution_env = {**done.env, **_env_table(_table(cfg, "solution"), "env", where, "solution.env")}
         (folder / "solution" / "solve.sh").write_text(
-            _solve_script(source.solution, source.solution_extras, agent_map, done.env), encoding="utf-8")
+            _solve_script(source.solution, source.solution_extras, source.root, agent_map, solution_env, warn),
+            encoding="utf-8")
     else:
-        notes.append(f"no {'solution/solve.sh' if source.layout == 'harbor' else 'solution.sh'}: "
-                     "the task has no oracle and cannot be validated")
-        log(f"warning: {notes[-1]}")
+        warn(f"no {'solution/solve.sh' if source.layout == 'harbor' else 'solution.sh'}: "
+             "the task has no oracle and cannot be validated")
 
     difficulty = str(meta.get("difficulty", "medium")).lower()
     tags = [str(t) for t in meta.get("tags", []) if isinstance(t, str | int)]
@@ -410,8 +662,10 @@ MAX_CONTROL_STATE_BYTES = 64 * 1024 * 1024
 
 def _initial_state_archive(state: Path, tests: Path) -> bool:
     """The starting state, for the wrapper's control run (one archive: no state file reappears
-    among the hidden files, which validation's static check would call a leak)."""
-    if sum(p.stat().st_size for p in state.rglob("*") if p.is_file()) > MAX_CONTROL_STATE_BYTES:
+    among the hidden files, which validation's static check would call a leak). Links are
+    archived as links (state/ holds none that leaves it)."""
+    if sum(p.lstat().st_size for p in state.rglob("*") if p.is_file() and not p.is_symlink()) \
+            > MAX_CONTROL_STATE_BYTES:
         return False
     tests.mkdir(exist_ok=True)
     with tarfile.open(tests / ".harbor_initial_state.tar.gz", "w:gz") as tar:

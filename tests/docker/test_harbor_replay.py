@@ -46,4 +46,5 @@ def test_docker_replay_matches_the_local_one(tmp_path: Path, monkeypatch: pytest
     notes = yaml.safe_load((in_docker / "task.yaml").read_text())["metadata"]["harbor"]["unsupported_setup"]
     assert notes == ["RUN apt-get update: not replayed (needs the network: apt-get)",
                      "RUN apt-get install -y jq: not replayed (needs the network: apt-get)",
-                     "RUN exit 3: failed in the image build"]
+                     "RUN exit 3: failed in the image build",
+                     "environment.storage_mb = 10240: not honoured (the sandbox bounds each file's size, not the disk)"]
