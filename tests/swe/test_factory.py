@@ -268,7 +268,7 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
     assert report.kept, report.as_dict()["outcomes"]
     assert {a.outcome for a in report.attempts} <= {"kept", "survived", "broke-build", "no-report", "too-many",
                                                     "unstable", "no-base", "no-twins", "name-taken",
-                                                    "rejected"}
+                                                    "unpinned", "rejected"}
     assert report.as_dict()["rejected_by"] == {"family:swe-twins": 1}
     assert not judged[0].exists() and len(judged) == len(report.kept) + 1  # a rejected task is deleted
     from environments.swe.cli import _yield
@@ -299,6 +299,66 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
         prompt = (task.path / "prompt.md").read_text()
         clean_line = clean.splitlines()[mutation["line"] - 1].strip()
         assert clean_line not in prompt and "test_" not in prompt and "tests/" not in prompt
+
+
+#: A forger aimed by name: the report of the named tests is flipped to passed (pytest's own objects).
+BY_NAME = """
+
+def _flip_by_name():
+    import sys
+    reports = sys.modules.get("_pytest.reports")
+    if reports is None or getattr(reports, "_flipped", False):
+        return
+    reports._flipped = True
+    made = reports.TestReport.from_item_and_call.__func__
+
+    def from_item_and_call(cls, item, call):
+        report = made(cls, item, call)
+        if report.failed and item.name in %r:
+            report.outcome, report.longrepr = "passed", None
+        return report
+    reports.TestReport.from_item_and_call = classmethod(from_item_and_call)
+
+
+_flip_by_name()
+"""
+
+
+def test_twins_that_would_catch_a_forger_only_by_luck_are_refused(manifests, data_dir, tmp_path):
+    """A kept task's forgers are pinned: each forges a twinned FAIL_TO_PASS test or none. Without a
+    twinned FAIL_TO_PASS test, or with a forger that forges only untwinned ones, whether grading's
+    drawn PASS_TO_PASS twins expose it is luck: the factory refuses the task (`unpinned`)."""
+    require_toolchain("python")
+    from environments.swe.factory.pinned import unpinned
+    from environments.swe.factory.synth import Synthesiser
+    from verifiers import swe_twins
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    report = Synthesiser(pkg, tasks_root=tmp_path / "tasks", data_dir=data_dir, seed=3, runs=2).synth(1, pairs=0.0)
+    assert report.kept, report.as_dict()["outcomes"]
+    task = Task.load(tmp_path / "tasks" / report.kept[0])
+    f2p = json.loads((task.tests_dir / "tests.json").read_text())["FAIL_TO_PASS"]
+    twins = swe_twins.load(task.tests_dir)
+    assert unpinned(task, data_dir) == []
+    assert len(f2p) >= 2 and set(f2p) <= {t.test for t in twins}, (f2p, twins)  # seed 3: a clamp bug
+
+    def by_name(test_id: str):
+        def forge(repo: Path, cfg, ids) -> bool:  # noqa: ANN001
+            lib = repo / "minilib" / "__init__.py"
+            lib.write_text(lib.read_text() + BY_NAME % ({test_id.rsplit("#", 1)[-1]},))
+            return True
+        return forge
+
+    # a forger that forges a twinned test is caught in every graded run (its twins pass too)
+    assert unpinned(task, data_dir, {"by-name": by_name(f2p[0])}) == []
+    # one that forges only a test without twins goes unseen unless a drawn twin happens to expose it
+    swe_twins.dump(task.tests_dir, [t for t in twins if t.test != f2p[1]])
+    assert unpinned(task, data_dir, {"by-name": by_name(f2p[1])}) == [
+        f"by-name forges 1 FAIL_TO_PASS test(s), none with a twin (e.g. {f2p[1]})"]
+    # and no twinned FAIL_TO_PASS test at all is refused before any run
+    swe_twins.dump(task.tests_dir, [t for t in twins if t.test not in f2p])
+    assert unpinned(task, data_dir) == [f"none of the {len(f2p)} FAIL_TO_PASS tests has a twin"]
 
 
 def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp_path):

@@ -7,6 +7,7 @@
     mutate_py.py               Python's operators over `ast`; mutate_ts.py: the other languages (tree-sitter)
     synth.py                   `envhub swe synth`: clean suite, candidates, runs, task folders, the gate
     prompts.py                 issue text from what the failing tests observe (no model)
+    pinned.py                  every in-process forger's catch by the twins is certain, not drawn by luck
 
 A factory task ships no repository: `task.yaml` pins the source (`environments/swe/source.py`) and
 its base is that source with the gold patch reversed; the tests are the package's own, unchanged.

@@ -13,7 +13,9 @@ For a package (`packages.py`), fetched (`fetch.py`):
    nothing about where it is) and every other passes, identically over `RUNS` runs.
 4. The task folder is written (`task.yaml` pinning the source, the gold patch, `tests.json`, the
    prompt from what the failing tests observed), its twins are qualified (`envhub swe twins`) and a
-   task with fewer than two is dropped.
+   task with fewer than two is dropped, and so is one whose twins would catch an in-process forger
+   only by chance (`pinned.py`: no FAIL_TO_PASS test twinned, or a forger that forges only
+   untwinned ones).
 5. The gate, `envhub validate` with every check the family has (as for a hand-written task),
    judges it and writes its record; a rejected task is deleted and its failed checks counted.
 """
@@ -67,7 +69,8 @@ class SynthError(RuntimeError):
 @dataclass
 class Attempt:
     mutations: list[dict[str, Any]]
-    outcome: str  # kept | survived | broke-build | no-report | too-many | unstable | no-base | no-twins | rejected
+    #: kept | survived | broke-build | no-report | too-many | unstable | no-base | no-twins | unpinned | rejected
+    outcome: str
     f2p: int = 0
     seconds: float = 0.0
     task: str = ""
@@ -346,6 +349,13 @@ class Synthesiser:
         task = Catalog(self.root.parents[2]).get("/".join(dest.relative_to(self.root.parents[2]).parts))
         return len(write(task, log=lambda _: None, data_dir=self.data_dir, max_p2p=TWINNED_P2P))
 
+    def unpinned(self, dest: Path) -> list[str]:
+        from envhub.tasks.catalog import Catalog
+        from environments.swe.factory.pinned import unpinned
+
+        task = Catalog(self.root.parents[2]).get("/".join(dest.relative_to(self.root.parents[2]).parts))
+        return unpinned(task, self.data_dir)
+
     # -- the whole package ------------------------------------------------------------------------
     def synth(self, count: int, *, pairs: float = 0.2, cap: int = 60,
               progress: Callable[[int, int, str], None] = lambda *_: None) -> SynthReport:
@@ -386,6 +396,10 @@ class Synthesiser:
                             else "no-base"
                     elif self.twins(dest) < MIN_TWINS:
                         attempt.outcome = "no-twins"
+                        shutil.rmtree(dest, ignore_errors=True)
+                    elif why := self.unpinned(dest):
+                        attempt.outcome = "unpinned"
+                        self.log("  unpinned: " + "; ".join(why)[:300])
                         shutil.rmtree(dest, ignore_errors=True)
                     elif self.gate and (verdict := self.gate(dest))[0] != "validated":
                         attempt.outcome, attempt.rejected_by = "rejected", list(verdict[1])
