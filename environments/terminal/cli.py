@@ -69,7 +69,9 @@ def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Ter
     if as_json:
         typer.echo(json.dumps(rows, indent=1))
     else:
-        table = Table("source", "status", "task / reason", "warnings")
+        table = Table()
+        for column in ("source", "status", "task / reason", "warnings"):
+            table.add_column(column, overflow="fold")
         for r in rows:
             table.add_row(r["source"], r["status"], r["id"] or r["error"], str(len(r["warnings"])))
         console.print(table)

@@ -101,9 +101,10 @@ bash /tests/run-tests.sh
 if [ $? -eq 0 ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 """
 #: task.toml's fields the importer honours; anything else is a warning. `metadata` is free-form
-#: (kept whole in `metadata.harbor.task_metadata`).
+#: (kept whole in `metadata.harbor.task_metadata`); `version` / `schema_version` are read, with no
+#: effect; `task.keywords` become tags, `task.authors` is kept in `metadata.harbor.authors`.
 HONOURED = {
-    "task": {"name", "description"},
+    "task": {"name", "description", "keywords", "authors"},
     "agent": {"timeout_sec"},
     "verifier": {"timeout_sec", "env"},
     "solution": {"env"},
@@ -329,6 +330,9 @@ def _check_config(cfg: dict[str, Any], where: Path) -> list[str]:
             raise _bad(where, "task.name", name, f"{len(name)} characters, at most {MAX_NAME_CHARS}")
     if "description" in task and not isinstance(task["description"], str):
         raise _bad(where, "task.description", task["description"], "must be a string")
+    if "keywords" in task and (not isinstance(task["keywords"], list)
+                               or not all(isinstance(t, str) and len(t) <= 200 for t in task["keywords"])):
+        raise _bad(where, "task.keywords", task["keywords"], "must be a list of strings")
     for key in ("difficulty", "category"):
         if key in meta and not isinstance(meta[key], str):
             raise _bad(where, f"metadata.{key}", meta[key], "must be a string")
@@ -352,10 +356,11 @@ def _check_config(cfg: dict[str, Any], where: Path) -> list[str]:
     warnings = []
     harmless = {"environment.gpus": 0, "environment.allow_internet": False}
     for table, value in cfg.items():
-        if table in ("version", "metadata"):
+        if table in ("version", "schema_version", "metadata"):
             continue
         if table not in HONOURED:
-            warnings.append(f"[{table}] in task.toml: not honoured (unknown to the importer)")
+            warnings.append(f"[{table}] in task.toml: not honoured (unknown to the importer)" if isinstance(value, dict)
+                            else f"{table} = {_shown(value)} in task.toml: not honoured (unknown to the importer)")
             continue
         for key, v in value.items():
             name = f"{table}.{key}"
@@ -618,7 +623,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
              "the task has no oracle and cannot be validated")
 
     difficulty = str(meta.get("difficulty", "medium")).lower()
-    tags = [str(t) for t in meta.get("tags", []) if isinstance(t, str | int)]
+    tags = [str(t) for t in [*meta.get("tags", []), *task_meta.get("keywords", [])] if isinstance(t, str | int)]
     if isinstance(meta.get("category"), str):
         tags.append(meta["category"])
     title = str(task_meta.get("description") or "").strip() or _first_line(source.instruction) or task_id
@@ -651,6 +656,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             "allow_internet": bool(environment.get("allow_internet", True)),
             "environment": _plain({k: v for k, v in environment.items() if k != "mcp_servers"}),
             "task_metadata": _plain(meta),
+            **({"authors": _plain(task_meta["authors"])} if "authors" in task_meta else {}),
         }},
     }
     (folder / "task.yaml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True), encoding="utf-8")

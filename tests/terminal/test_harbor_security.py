@@ -458,16 +458,33 @@ def test_path_variables_in_tests_and_solution_are_rewritten(host: Path) -> None:
     assert "cd ${APP_DIR:-/workspace}" in (out / "solution" / "solve.sh").read_text()
 
 
+def test_harbors_current_task_fields_are_read(host: Path) -> None:
+    """Harbor 0.25's task template (its wheel's cli/template-adapter/task-template/task.toml):
+    `schema_version`, `[task] authors` and `keywords` are read, not warned about; the keywords
+    become tags."""
+    toml = ('schema_version = "1.0"\n[task]\nname = "org/bench__t1"\nauthors = [{ name = "A", email = "a@x" }]\n'
+            'keywords = ["kw1", "kw2"]\n[metadata]\ndifficulty = "easy"\n[verifier]\ntimeout_sec = 120.0\n'
+            '[agent]\ntimeout_sec = 120.0\n[environment]\nbuild_timeout_sec = 600.0\n')
+    src = make_task(host / "src", toml=toml)
+    printed: list[str] = []
+    out = import_harbor(src, host / "tasks", replay_steps=False, log=printed.append)
+    assert not [line for line in printed if line.startswith("warning:")], printed
+    cfg = yaml.safe_load((out / "task.yaml").read_text())
+    assert out.name == "bench__t1" and {"kw1", "kw2"} <= set(cfg["tags"])
+    assert cfg["metadata"]["harbor"]["authors"] == [{"name": "A", "email": "a@x"}]
+
+
 def test_fields_not_honoured_are_warned_about(host: Path) -> None:
     toml = TOML.format(name="t") + ('storage_mb = 10240\ngpus = 1\nallow_internet = true\ndocker_image = "x/y:1"\n'
                                     'shiny = 1\n[[environment.mcp_servers]]\nname = "m"\ntransport = "stdio"\n'
                                     '[solution]\nenv = {A = "1"}\n[weird]\nx = 1\n')
+    toml = "odd_top = 3\n" + toml
     src = make_task(host / "src", toml=toml)
     printed: list[str] = []
     out = import_harbor(src, host / "tasks", replay_steps=False, log=printed.append)
     warned = [line for line in printed if line.startswith("warning:")]
     for key in ("storage_mb", "gpus", "allow_internet", "docker_image", "environment.shiny", "mcp_servers",
-                "[weird]"):
+                "[weird]", "odd_top = 3"):
         assert any(key in line for line in warned), (key, warned)
     assert all(line.removeprefix("warning: ") in notes_of(out) for line in warned)
     assert "export A=1" in (out / "solution" / "solve.sh").read_text()  # [solution] env is honoured
