@@ -49,6 +49,8 @@ class RolloutConfig:
     system: str | None = None
     harness: str | None = None
     lease_s: float | None = 600
+    #: the training run the episodes belong to (`/v1/runs`): sent on every reset, kept with each episode
+    run_id: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -72,7 +74,7 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
     try:
         t0 = time.monotonic()
         created = await env.reset(family, task_id=task_id, seed=seed, harness=cfg.harness, lease_s=cfg.lease_s,
-                                  policy_version=str(policy.version), **cfg.extra)
+                                  policy_version=str(policy.version), run_id=cfg.run_id, **cfg.extra)
         t_env += time.monotonic() - t0
         session_id = created.session_id
         tools = [t.model_dump(by_alias=True) for t in created.tools]

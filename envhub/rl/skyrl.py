@@ -41,13 +41,14 @@ class EnvhubTextEnv(BaseTextEnv):
         self.max_turns = int(cfg.get("max_turns", 8))
         self.final_tools = tuple(cfg.get("final_tools", ("submit_answer", "refuse")))
         self.tool_filter = cfg.get("tools")
+        self.run_id: str | None = cfg.get("run_id")  # the hub's run (`/v1/runs`) the resets name
         self.client = EnvClient(cfg.get("base_url", "http://127.0.0.1:8000"))
         self.session_id: str | None = None
         self.failure_class = "ok"
 
     def init(self, prompt: list[dict[str, str]]) -> tuple[list[dict[str, str]], dict[str, Any]]:
         try:
-            created = self.client.reset(self.task_id.split("/", 1)[0], task_id=self.task_id)
+            created = self.client.reset(self.task_id.split("/", 1)[0], task_id=self.task_id, run_id=self.run_id)
         except EnvhubError as e:
             raise InfraFault((e.failure_class.value if e.failure_class else "env_error"), e.detail) from e
         self.session_id = created.session_id

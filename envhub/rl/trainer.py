@@ -8,20 +8,28 @@ by the buffer. η = 0 is synchronous: the actor starts a version's groups only a
 Each rollout slot samples with a seed derived from (run seed, group sequence number, member), and
 failed episodes are retried with that seed (`retries`): with η = 0 two runs from the same weights
 and seed sample the same trajectories whether or not the environment failed on the way.
+
+The training is a run on the hub (`/v1/runs`): every reset carries its id, and each step's figures
+(`step_figures`: loss, valid, discarded and duplicated trajectories, the staleness histogram, faults
+retried, trainer wait and CPU seconds) are reported to it, so the hub shows the run beside its episodes.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
+import logging
 import random
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from envhub.client import AsyncEnvClient
+from envhub.errors import EnvhubError
 from envhub.rl.buffer import Batch, BufferConfig, RolloutBuffer
 from envhub.rl.codec import ChatCodec
 from envhub.rl.policy import HFPolicy
@@ -29,6 +37,7 @@ from envhub.rl.prefix import forward_shared, plan_prefixes
 from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group
 from envhub.rl.trajectory import Trajectory
 
+log = logging.getLogger("envhub.rl")
 
 def _pad(rows: list[list[Any]], value: Any) -> list[list[Any]]:
     width = max(len(r) for r in rows)
@@ -152,17 +161,56 @@ class TrainRun:
     faults_seen: Counter[str] = field(default_factory=Counter)
     retried: int = 0  # failed attempts run again
     recovered: int = 0  # slots whose retry was judged (trainable) after failing
+    run_id: str | None = None  # the hub's run (`/v1/runs`); None when the hub records none
+
+
+def step_figures(batch: Batch, metrics: dict[str, float], *, wait_s: float, cpu_s: float,
+                 gpu_s: float | None = None, retried: int = 0) -> dict[str, Any]:
+    """What a trainer step reports to its run: the learner's and the buffer's numbers, and the
+    trajectories trained (`valid`), left out (`discarded`: masked faults and stale ones), copied to
+    repair a group (`duplicated`), how stale the trained ones were (versions behind the learner, a
+    histogram), the groups repaired and dropped, the failed attempts retried since the last step,
+    how long the learner waited for the batch and the CPU (and GPU) seconds the step took."""
+    figures: dict[str, Any] = {k: float(v) for k, v in metrics.items() if isinstance(v, int | float)}
+    trained = batch.trajectories
+    staleness: Counter[str] = Counter(str(batch.version - min(t.sampled_versions())) for t in trained
+                                      if t.sampled_versions())
+    figures.update(valid=float(len(trained)), duplicated=float(sum(t.duplicate_of is not None for t in trained)),
+                   discarded=float(sum(v for k, v in batch.metrics.items() if k.startswith(("masked_", "dropped_")))),
+                   repaired=float(batch.metrics.get("groups_repaired", 0.0)),
+                   dropped=float(batch.metrics.get("groups_dropped", 0.0)), retried=float(retried),
+                   trainer_wait_s=round(wait_s, 6), cpu_s=round(cpu_s, 6),
+                   staleness={k: float(v) for k, v in sorted(staleness.items())})
+    if gpu_s is not None:
+        figures["gpu_s"] = round(gpu_s, 6)
+    return figures
+
+
+async def _open_run(env: AsyncEnvClient, run_id: str, config: dict[str, Any]) -> str | None:
+    try:
+        return (await env.create_run(run_id, config))["id"]
+    except EnvhubError as e:  # e.g. a hub without a store: train all the same, unrecorded
+        log.warning("the hub records no run for this training (%s)", e.detail)
+        return None
 
 
 async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner, codec: ChatCodec,
                      tasks: Sequence[str], *, steps: int, buffer_cfg: BufferConfig,
                      rollout_cfg: RolloutConfig | None = None, seed: int = 0, retries: int = 0,
                      on_step: Callable[[StepReport], None] | None = None,
-                     on_group: Callable[[list[Trajectory]], None] | None = None) -> TrainRun:
+                     on_group: Callable[[list[Trajectory]], None] | None = None,
+                     run_id: str | None = None, run_config: dict[str, Any] | None = None) -> TrainRun:
     """Actor and learner concurrently until `steps` optimiser steps; returns per-step reports.
-    `retries`: re-runs of an episode whose env/verifier failed (`rollout_group`)."""
+    `retries`: re-runs of an episode whose env/verifier failed (`rollout_group`). The training is
+    recorded as the hub's run `run_id` (a fresh id when None) with `run_config` beside the buffer's
+    and the run's own settings: its resets carry the id, and each step's `step_figures` are reported."""
     buf = RolloutBuffer(buffer_cfg)
     run = TrainRun()
+    config = {"tasks": list(tasks), "steps": steps, "seed": seed, "retries": retries,
+              "buffer": _plain(dataclasses.asdict(buffer_cfg)), **(run_config or {})}
+    run.run_id = await _open_run(env, run_id or uuid.uuid4().hex, config)
+    if run.run_id is not None:
+        rollout_cfg = dataclasses.replace(rollout_cfg or RolloutConfig(), run_id=run.run_id)
     rng = random.Random(seed)
     order = list(tasks)
     task_iter = itertools.cycle(rng.sample(order, len(order)))
@@ -199,16 +247,26 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
             else:
                 await asyncio.sleep(0.02)
 
+    reporting: list[asyncio.Task[None]] = []  # step reports on their way to the hub
     actor_task = asyncio.create_task(actor())
     try:
         t_prev = time.monotonic()
         tok_prev = policy.generated_tokens
+        retried_prev = 0
         for step in range(1, steps + 1):
+            t_wait = time.monotonic()
             batch: Batch = await buf.next_batch(learner.version)
+            t_learn, cpu0 = time.monotonic(), time.process_time()
             metrics = await asyncio.to_thread(learner.step, batch.trajectories)
+            learn_s, cpu_s = time.monotonic() - t_learn, time.process_time() - cpu0
             policy.push(learner.weights(), learner.version)
             now = time.monotonic()
             metrics.update(batch.metrics)
+            if run.run_id is not None:  # sent beside the training: the learner never waits on the hub
+                figures = step_figures(batch, metrics, wait_s=t_learn - t_wait, cpu_s=cpu_s, retried=run.retried -
+                                       retried_prev, gpu_s=learn_s if _on_gpu(learner) else None)
+                retried_prev = run.retried
+                reporting.append(asyncio.create_task(_report(env, run.run_id, step, figures, learner.version)))
             rep = StepReport(step, learner.version, metrics, now - t_prev, len(batch.trajectories),
                              (policy.generated_tokens - tok_prev) / max(1e-9, now - t_prev))
             t_prev, tok_prev = now, policy.generated_tokens
@@ -222,4 +280,29 @@ async def train_grpo(env: AsyncEnvClient, policy: HFPolicy, learner: GRPOLearner
             t.cancel()
         await asyncio.gather(actor_task, *inflight, return_exceptions=True)
         run.stats = buf.stats
+        await asyncio.gather(*reporting, return_exceptions=True)  # each logs its own failure
     return run
+
+
+async def _report(env: AsyncEnvClient, run_id: str, step: int, figures: dict[str, Any], version: int) -> None:
+    try:
+        await env.report_step(run_id, step, figures, policy_version=str(version))
+    except Exception as e:  # noqa: BLE001 - the run's record is the hub's concern; training goes on
+        log.warning("step %d of run %s not recorded: %s", step, run_id, getattr(e, "detail", e))
+
+
+def _on_gpu(learner: Any) -> bool:
+    model = getattr(learner, "model", None)
+    try:
+        return model is not None and next(model.parameters()).device.type == "cuda"
+    except (AttributeError, StopIteration, TypeError):
+        return False
+
+
+def _plain(value: Any) -> Any:
+    """`value` as JSON (a config's tuples as lists)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value

@@ -17,6 +17,7 @@ out of the group baseline (rl.md §1.1) — never a 0.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -52,10 +53,14 @@ def envhub_reward(completions: list[Any], envhub_reward: list[float | None], **_
 
 
 def make_rollout_func(base_url: str, tokenizer: Any, *, cfg: RolloutConfig | None = None,
-                      policy: Policy | None = None, concurrency: int = 16) -> Callable[[list[Any], Any], dict]:
+                      policy: Policy | None = None, concurrency: int = 16,
+                      run_id: str | None = None) -> Callable[[list[Any], Any], dict]:
     """A TRL `rollout_func`. Without `policy`, the trainer's own model samples in-process
-    (`HFPolicy`, version = the trainer's global step)."""
+    (`HFPolicy`, version = the trainer's global step). `run_id`: the hub's run (`/v1/runs`, made
+    with `EnvClient.create_run`) every reset names, so the hub computes its figures."""
     codec = ChatCodec(tokenizer)
+    if run_id is not None:
+        cfg = dataclasses.replace(cfg or RolloutConfig(), run_id=run_id)
 
     def rollout_func(prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         runs: list[list[Any]] = []  # [task id, count] for each run of equal consecutive prompts

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import uuid
 from collections.abc import Iterator
 from typing import Any
 
@@ -122,3 +123,31 @@ def test_the_session_block_closes_its_episode(in_process: InProcess) -> None:
                 await client.state(s.id)
 
     asyncio.run(twin())
+
+
+def test_a_run_call_by_call(twin: Twin, in_process: InProcess) -> None:
+    """Both twins create a run, name it at reset, report a step and read the run; another client's
+    credential is told the run does not exist."""
+    run_id = f"twin-run-{twin.kind}-{uuid.uuid4().hex[:8]}"
+    made = twin.create_run(run_id, {"lr": 1e-5})
+    assert (made["id"], made["config"], made["steps"]) == (run_id, {"lr": 1e-5}, 0)
+    sid = twin.reset("echo", task_id=TASK, policy_version="7", run_id=run_id).session_id
+    twin.step(sid, "echo", message="done")
+    twin.verify(sid)
+    twin.close_session(sid)
+    assert in_process.run(in_process.app.state.hub.store.writer.flush())
+    assert twin.report_step(run_id, 1, {"loss": 0.25, "staleness": {"0": 2}}, policy_version="8")["step"] == 1
+    run = twin.get_run(run_id)
+    assert [(s["step"], s["policy_version"], s["figures"]) for s in run["step_reports"]] == [
+        (1, "8", {"loss": 0.25, "staleness": {"0": 2.0}})]
+    assert run["figures"]["episodes"] == 1 and run["figures"]["reward_by_policy"] == [
+        {"policy_version": "7", "n": 1, "mean": 1.0, "ci95": None}]
+    assert [r["id"] for r in twin.list_runs(limit=1)["runs"]] == [run_id]
+    assert twin.episodes(run_id=run_id)["episodes"][0]["id"] == sid
+    other = Twin(twin.kind, in_process)
+    try:
+        with pytest.raises(NotFound, match="no run"):
+            other.get_run(run_id)
+        assert other.list_runs()["total"] == 0
+    finally:
+        other.close()
