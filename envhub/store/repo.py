@@ -148,7 +148,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
             late_closes.append((ts(at), n, row[0]["id"]))
     raise_steps = [(n, eid, n) for eid, (_, born, _, n, _) in rows.items() if n and not born]
     episodes = [(eid, _owner(h.get("owner")), h["env"], h["task_id"], h.get("harness") or "plain",
-                 h.get("policy_version"), h.get("run_id"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}", reset_s)
+                 h.get("policy_version"), h.get("run_id"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}",
+                 reset_s)
                 for eid, (h, born, reset_s, n, end) in rows.items()]
     raw = conn.exec_driver_sql
     bulk.insert_episodes.run(conn, episodes)

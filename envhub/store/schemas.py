@@ -39,9 +39,9 @@ class EpisodeSummary(BaseModel):
     @classmethod
     def of(cls, row: EpisodeRow) -> EpisodeSummary:
         return cls(id=row.id, env=row.env, task_id=row.task_id, harness=row.harness,
-                   policy_version=row.policy_version, run_id=row.run_id, created_at=utc(row.created_at), ended_at=utc(row.ended_at),
-                   step_count=row.step_count, reward=row.reward, passed=row.passed, failure_class=row.failure_class,
-                   trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
+                   policy_version=row.policy_version, run_id=row.run_id, created_at=utc(row.created_at),
+                   ended_at=utc(row.ended_at), step_count=row.step_count, reward=row.reward, passed=row.passed,
+                   failure_class=row.failure_class, trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
 
 
 def check_of(row: CheckRow) -> EpisodeCheck:

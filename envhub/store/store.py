@@ -15,8 +15,8 @@ from envhub.spec import EpisodeStep, RunDetail, RunInfo, RunStep, RunStepReport
 from envhub.store import repo, runs
 from envhub.store.db import create_schema, make_engine
 from envhub.store.models import EpisodeRow, RunRow, RunStepRow
-from envhub.store.schemas import EpisodeAggregate, EpisodeDetail, EpisodeSummary, LatencySummary, step_of
 from envhub.store.repo import utc
+from envhub.store.schemas import EpisodeAggregate, EpisodeDetail, EpisodeSummary, LatencySummary, step_of
 from envhub.store.stats import latency_summary
 from envhub.store.viewer import Viewer
 from envhub.store.writer import EpisodeWriter

@@ -60,7 +60,8 @@ def test_the_trainer_records_its_run_and_reports_every_step(db_server, tokenizer
 
     async def go() -> TrainRun:
         async with AsyncEnvClient(db_server.url, api_key=TOKEN, retries=0) as env:
-            return await train_grpo(env, SeededPolicy(tokenizer), learner, ChatCodec(tokenizer), TASKS,  # type: ignore[arg-type]
+            policy: Any = SeededPolicy(tokenizer)  # a Policy without weights: no HFPolicy needed
+            return await train_grpo(env, policy, learner, ChatCodec(tokenizer), TASKS,  # type: ignore[arg-type]
                                     steps=3, rollout_cfg=CFG, seed=5, run_config={"model": "seeded"},
                                     buffer_cfg=BufferConfig(batch_groups=2, group_size=4, eta=0, max_concurrent=4,
                                                             dapo=False))

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 import statistics
+import subprocess
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -188,3 +191,56 @@ def test_a_store_made_before_runs_gains_the_run_column_and_table_and_keeps_its_r
         assert "ix_episodes_run_created" in {row[1] for row in db.execute("PRAGMA index_list(episodes)")}
         assert {"runs", "run_steps"} <= {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
         assert db.execute("SELECT count(*) FROM episodes").fetchone() == (1,)
+
+
+async def test_cli_runs_lists_and_shows_a_run(data_dir: Path, hub_with_store) -> None:
+    """`envhub runs` and `envhub runs show ID` read the store file as its operator: a table, or JSON."""
+    from envhub.server.auth import Caller
+    from envhub.spec import ResetRequest, RunStepReport, StepRequest, ToolCall
+
+    owner = Caller(owner="token:cli-runs-owner-0000000000000")
+    hub = hub_with_store(data_dir)
+    await hub.start()
+    try:
+        store, m = hub.store, hub.manager
+        run = store.create_run(owner=owner.owner, run_id="cli-run-0001", config={"lr": 3e-05, "group_size": 8})
+        for policy, message in (("1", "nope"), ("2", "done")):
+            c = await m.create(ResetRequest(env="echo", task_id="echo/say-done", policy_version=policy,
+                                            run_id=run.id), owner)
+            await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})),
+                         owner)
+            await m.verify(c.session_id, owner)
+            await m.close(c.session_id, owner)
+        store.report_step(run.id, RunStepReport(step=1, policy_version="2", figures={
+            "loss": 0.125, "discarded": 3, "staleness": {"0": 6, "1": 2}}), viewer=owner.viewer)
+        assert await store.writer.flush()
+    finally:
+        await hub.stop()
+
+    env = {**os.environ, "ENVHUB_DATA_DIR": str(data_dir), "ENVHUB_TASKS_DIR": str(REPO_ROOT / "tasks"),
+           "COLUMNS": "100"}
+
+    def envhub(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "envhub.cli", *args], env=env, capture_output=True, text=True,
+                              timeout=60)
+
+    listed = envhub("runs", "--json")
+    assert listed.returncode == 0, listed.stderr
+    assert [(r["id"], r["steps"], r["config"]) for r in json.loads(listed.stdout)["runs"]] == [
+        ("cli-run-0001", 1, {"lr": 3e-05, "group_size": 8})]
+    table = envhub("runs")
+    assert "1 of 1 runs" in table.stdout and "cli-run-0001" in table.stdout and "group_size=8" in table.stdout
+
+    shown = envhub("runs", "show", "cli-run-0001", "--json")
+    assert shown.returncode == 0, shown.stderr
+    body = json.loads(shown.stdout)
+    assert body["figures"]["episodes"] == 2 and body["figures"]["trainer"]["staleness"] == {"0": 6.0, "1": 2.0}
+    assert [r["policy_version"] for r in body["figures"]["reward_by_policy"]] == ["1", "2"]
+    readable = envhub("runs", "show", "cli-run-0001")
+    assert readable.returncode == 0, readable.stderr
+    for text in ("run cli-run-0001: 2 episodes, 1 steps reported", "reward by policy version", "ok 2",
+                 "anti_hack rate", "solved by length (steps)", "1: 1/2", "no step report or episode timing holds cpu_s",
+                 "trainer staleness", "0: 6, 1: 2", "trainer steps", "0.125"):
+        assert text in readable.stdout, (text, readable.stdout)
+    missing = envhub("runs", "show", "no-such-run")
+    assert missing.returncode == 2 and "no run 'no-such-run'" in missing.stdout
