@@ -27,6 +27,7 @@ from envhub.cli._shared import (
     timings_by_group,
 )
 from envhub.config import Settings, get_settings
+from envhub.errors import EnvhubError
 from envhub.validate.record import validation_status
 
 
@@ -50,6 +51,9 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              known_over: list[str] = typer.Option([], "--known-over",
                                                   help="With --baselines: a policy known to exceed the target "
                                                        "(shown, not failed)."),
+             by_template: bool = typer.Option(False, "--by-template",
+                                              help="With --baselines: per generator template, adding each "
+                                                   "template's constant answers and a sibling's answer."),
              as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
@@ -64,7 +68,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if baselines:
         if sample:
             tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
-        _baselines(settings, tasks, as_json, report, set(known_over))
+        _baselines(settings, tasks, as_json, report, set(known_over), by_template)
         return
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if validation_status(t) == "validated"]
@@ -132,38 +136,58 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
         raise typer.Exit(1)
 
 
-def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str]) -> None:
-    """`validate --baselines`: every constant policy on every task, mean reward per policy and family."""
+def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str],
+               by_template: bool = False) -> None:
+    """`validate --baselines`: every constant policy on every task, mean reward per policy and family
+    (`--by-template`: per generator template, with each template's constant answers and siblings')."""
     from envhub.validate import baselines as bl
 
     async def run() -> list:
         hub = make_hub(settings.model_copy(update={"families": sorted({t.family for t in tasks}),
                                                 "store_enabled": False}))
         await hub.start()
+        plays = [(task, name, policy) for task in tasks for name, policy in bl.POLICIES.items()]
+        if by_template:
+            def answer_of(task: Any) -> str | None:
+                try:
+                    return bl.submitted(hub.families[task.family].oracle_actions(task))
+                except EnvhubError:
+                    return None
+            plays += bl.template_policies(tasks, answer_of)
         outcomes = []
         try:
             with progress_bar(quiet=as_json) as progress:
-                bar = progress.add_task("baselines", total=len(tasks) * len(bl.POLICIES))
-                for task in tasks:
-                    for name, policy in bl.POLICIES.items():
-                        progress.update(bar, description=f"{task.id} {name}")
-                        o = await bl.run_policy(hub.manager, task, name, policy)
-                        progress.advance(bar)
-                        if o is not None:
-                            outcomes.append(o)
-                            log_line(progress, as_json, f"{task.id} {name}: reward {o.reward:g} {o.failure_class}")
+                bar = progress.add_task("baselines", total=len(plays))
+                for task, name, policy in plays:
+                    progress.update(bar, description=f"{task.id} {name}")
+                    o = await bl.run_policy(hub.manager, task, name, policy)
+                    progress.advance(bar)
+                    if o is not None:
+                        outcomes.append(o)
+                        log_line(progress, as_json, f"{task.id} {name}: reward {o.reward:g} {o.failure_class}")
         finally:
             await hub.stop()
         return outcomes
 
     outcomes = asyncio.run(run())
-    rows = bl.summarize(outcomes)
+    rows = bl.by_template(outcomes) if by_template else bl.summarize(outcomes)
     data = {"target": bl.TARGET, "tasks": len(tasks), "baselines": rows,
             "episodes": [vars(o) for o in outcomes]}
     if report:
         report.write_text(json.dumps(data, indent=2))
     if as_json:
         print_json({k: v for k, v in data.items() if k != "episodes"})
+    elif by_template:
+        table = Table("template", "policy", "tasks", "judged", "mean reward", "",
+                      title=f"constant-policy baselines per template over {len(tasks)} tasks (target: mean <= "
+                            f"{bl.TARGET}; answer: the template's best constant answer, sibling: another task's)")
+        for r in rows:
+            policy = f"answer {r['answer']!r}" if r["policy"] == "answer" else r["policy"]
+            table.add_row(r["template"], policy, str(r["tasks"]), str(r["judged"]), f"{r['mean_reward']:.4f}",
+                          "[green]ok[/green]" if r["ok"] else "[red]over[/red]")
+        console.print(table)
+        over = sorted({r["template"] for r in rows if not r["ok"]})
+        console.print(f"{len(over)} of {len({r['template'] for r in rows})} templates have a policy over the target")
     else:
         table = Table("family", "policy", "tasks", "judged", "mean reward", "rewarded tasks", "",
                       title=f"constant-policy baselines over {len(tasks)} tasks (target: mean <= {bl.TARGET})")

@@ -8,6 +8,13 @@ target is at most `TARGET` each.
 
 The policies read only the task's prompt and the tool list (names and input schemas), never a
 family's code: a policy that needs a tool the family lacks does not apply there.
+
+Per template (`--by-template`): a generator's template (db's `metadata.template`, office's task
+type) makes tasks whose answers a lazy policy can learn without reading any of them, which a mean
+over the whole family hides. `template_policies` adds, for each template, every answer its tasks'
+oracles submit, played as a constant on each of its tasks ("answer"), and each task played with a
+sibling's answer ("sibling": the answer of another task of the same template); `by_template`
+reports each template's best constant answer, the siblings' and the generic policies' means.
 """
 
 from __future__ import annotations
@@ -164,6 +171,40 @@ class Outcome:
     reward: float
     failure_class: str
     seconds: float
+    template: str = ""
+
+
+def template_of(task: Task) -> str:
+    """The generator's template a task comes from (`family/<template>`), or its family."""
+    meta = task.config.metadata or {}
+    key = meta.get("template") or meta.get("task_type")
+    return f"{task.family}/{key}" if key else task.family
+
+
+def submitted(actions: list[ToolCall]) -> str | None:
+    """The answer a list of calls submits (the last `submit_answer`), or None."""
+    answers = [str(a.arguments.get("answer", "")) for a in actions if a.tool == "submit_answer"]
+    return answers[-1] if answers else None
+
+
+def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None]) -> list[tuple[Task, str, Policy]]:
+    """(task, policy name, policy) for every constant answer of each task's template and every
+    sibling's answer: `answer=A` submits A, `sibling=ID` submits task ID's answer."""
+    groups: dict[str, list[Task]] = {}
+    for t in tasks:
+        groups.setdefault(template_of(t), []).append(t)
+    out: list[tuple[Task, str, Policy]] = []
+    for group in groups.values():
+        answers = {t.id: a for t in group if (a := answer_of(t)) is not None}
+        for answer in sorted(set(answers.values())):
+            out += [(t, f"answer={answer}", _constant(answer)) for t in group]
+        for t in group:
+            out += [(t, f"sibling={sid}", _constant(a)) for sid, a in sorted(answers.items()) if sid != t.id]
+    return out
+
+
+def _constant(answer: str) -> Policy:
+    return lambda task, tools: _answer(tools, answer)
 
 
 async def run_policy(manager: Any, task: Task, name: str, policy: Policy) -> Outcome | None:
@@ -183,7 +224,7 @@ async def run_policy(manager: Any, task: Task, name: str, policy: Policy) -> Out
         reward, failure = 0.0, e.failure_class.value
     finally:
         await manager.close(created.session_id)
-    return Outcome(task.id, task.family, name, reward, failure, time.monotonic() - started)
+    return Outcome(task.id, task.family, name, reward, failure, time.monotonic() - started, template_of(task))
 
 
 def summarize(outcomes: list[Outcome]) -> list[dict[str, Any]]:
@@ -199,3 +240,30 @@ def summarize(outcomes: list[Outcome]) -> list[dict[str, Any]]:
                      "mean_reward": round(mean, 4), "rewarded": sorted(o.task_id for o in judged if o.reward > 0),
                      "masked": len(group) - len(judged), "ok": mean <= TARGET})
     return rows
+
+
+def by_template(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+    """Per template: each generic policy's mean reward, the best constant answer's (`answer`, with
+    the answer) and the siblings' (`sibling`: a task answered with another task's answer); masked
+    episodes are counted apart. `ok`: at most `TARGET`."""
+    groups: dict[tuple[str, str], list[Outcome]] = {}
+    for o in outcomes:
+        kind = o.policy.split("=", 1)[0]
+        key = o.policy if kind == "answer" else kind
+        groups.setdefault((o.template or o.family, key), []).append(o)
+    means: dict[tuple[str, str], dict[str, Any]] = {}
+    for (template, policy), group in groups.items():
+        judged = [o for o in group if FailureClass(o.failure_class).trainable]
+        mean = sum(o.reward for o in judged) / len(judged) if judged else 0.0
+        means[(template, policy)] = {"template": template, "policy": policy, "tasks": len(group),
+                                     "judged": len(judged), "mean_reward": round(mean, 4),
+                                     "masked": len(group) - len(judged)}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for (template, policy), row in means.items():
+        if policy.startswith("answer="):
+            best = rows.get((template, "answer"))
+            if best is None or row["mean_reward"] > best["mean_reward"]:
+                rows[(template, "answer")] = {**row, "policy": "answer", "answer": policy.split("=", 1)[1]}
+        else:
+            rows[(template, policy)] = row
+    return [{**r, "ok": r["mean_reward"] <= TARGET} for _, r in sorted(rows.items())]

@@ -38,3 +38,53 @@ def test_summary_flags_a_policy_over_the_target():
                          bl.Outcome("db/c", "db", "refuse", 1.0, "env_error", 0.1)])  # masked: not counted
     assert rows == [{"family": "db", "policy": "refuse", "tasks": 3, "judged": 2, "mean_reward": 0.5,
                      "rewarded": ["db/a"], "masked": 1, "ok": False}]
+
+
+def test_a_template_gets_its_constant_answers_and_siblings(db_hub):
+    """`template_policies`: every distinct oracle answer of a template played on each of its tasks,
+    and each task played with every sibling's answer; templates never mix."""
+    tasks = [t for t in db_hub.catalog.filter(env="db")
+             if t.config.metadata.get("template") in ("ask-booked-count", "ask-balance")]
+    family = db_hub.families["db"]
+    answers = {t.id: bl.submitted(family.oracle_actions(t)) for t in tasks}
+    plays = bl.template_policies(tasks, lambda t: answers[t.id])
+    for t in tasks:
+        mine = {n for task, n, _ in plays if task.id == t.id}
+        siblings = {a for a_id, a in answers.items() if bl.template_of(db_hub.catalog.get(a_id)) == bl.template_of(t)}
+        assert {n.split("=", 1)[1] for n in mine if n.startswith("answer=")} == siblings
+        assert {n.split("=", 1)[1] for n in mine if n.startswith("sibling=")} == \
+            {a_id for a_id in answers if a_id != t.id and bl.template_of(db_hub.catalog.get(a_id)) == bl.template_of(t)}
+
+
+async def test_by_template_finds_the_constant_answer_a_family_mean_hides(db_hub):
+    """A template whose tasks share an answer: that answer, submitted without a look-up, earns the
+    share of tasks it is right for, and a sibling's answer earns where siblings agree. The family's
+    mean over the generic policies shows nothing of it."""
+    template = "ask-booked-count"
+    tasks = [t for t in db_hub.catalog.filter(env="db") if t.config.metadata.get("template") == template]
+    family = db_hub.families["db"]
+    answers = {t.id: bl.submitted(family.oracle_actions(t)) for t in tasks}
+    common = max(set(answers.values()), key=list(answers.values()).count)
+    outcomes = []
+    for task, name, policy in bl.template_policies(tasks, lambda t: answers[t.id]):
+        if name in (f"answer={common}",) or name.startswith("sibling="):
+            outcomes.append(await bl.run_policy(db_hub.manager, task, name, policy))
+    rows = {r["policy"]: r for r in bl.by_template(outcomes)}
+    share = sum(a == common for a in answers.values()) / len(answers)
+    assert rows["answer"]["answer"] == common and rows["answer"]["mean_reward"] == pytest.approx(share, abs=1e-4)
+    pairs = [(a, b) for a in answers for b in answers if a != b]
+    agree = sum(answers[a] == answers[b] for a, b in pairs) / len(pairs)
+    assert rows["sibling"]["mean_reward"] == pytest.approx(agree, abs=1e-4)
+    assert rows["answer"]["ok"] is (share <= bl.TARGET)
+
+
+def test_by_template_keeps_each_templates_best_answer():
+    def o(template: str, policy: str, reward: float, failure: str = "ok") -> bl.Outcome:
+        return bl.Outcome(f"{template}-x", "db", policy, reward, failure, 0.1, template)
+
+    rows = bl.by_template([o("db/a", "answer=1", 1.0), o("db/a", "answer=1", 0.0), o("db/a", "answer=2", 0.0),
+                           o("db/a", "answer=2", 0.0), o("db/a", "sibling=db/a-y", 0.0),
+                           o("db/a", "refuse", 1.0, "env_error"), o("db/b", "answer=7", 0.0)])
+    assert [(r["template"], r["policy"], r.get("answer"), r["mean_reward"], r["masked"], r["ok"]) for r in rows] == [
+        ("db/a", "answer", "1", 0.5, 0, False), ("db/a", "refuse", None, 0.0, 1, True),
+        ("db/a", "sibling", None, 0.0, 0, True), ("db/b", "answer", "7", 0.0, 0, True)]
