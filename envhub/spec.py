@@ -7,6 +7,7 @@ so drift between server and client is caught by tests rather than by users.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -431,6 +432,18 @@ class EpisodeDetail(EpisodeInfo):
 
 # --- Training runs (/v1/runs) ------------------------------------------------------------------
 
+def _finite(value: Any) -> Any:
+    """`value` with NaN and infinities as null: JSON has no such numbers (PostgreSQL refuses them),
+    and a trainer's loss may well be one; null says the figure had no finite value."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 class RunCreate(BaseModel):
     """`POST /v1/runs`: a run begins. With an `id` of the caller's choosing (the one its resets carry),
     creating it again is a no-op, so a retried create never makes two runs."""
@@ -440,6 +453,11 @@ class RunCreate(BaseModel):
     id: str | None = Field(default=None, pattern=RUN_ID_PATTERN, description="The run's id; a random one if omitted.")
     config: dict[str, Any] = Field(default_factory=dict, description="The trainer's configuration, as JSON.")
 
+    @field_validator("config")
+    @classmethod
+    def _finite_config(cls, config: dict[str, Any]) -> dict[str, Any]:
+        return _finite(config)
+
 
 class RunStepReport(BaseModel):
     """`POST /v1/runs/{id}/steps`: one trainer step's figures. Reporting a step again replaces it."""
@@ -448,10 +466,16 @@ class RunStepReport(BaseModel):
         "examples": [{"step": 1, "policy_version": "1", "figures": {"loss": 0.12, "valid": 16, "gpu_s": 3.5}}]})
     step: int = Field(ge=0, le=2**31 - 1, description="The trainer's step index.")
     policy_version: str | None = Field(default=None, max_length=128, description="The policy after this step.")
-    figures: dict[str, float | dict[str, float] | None] = Field(
+    figures: dict[str, float | dict[str, float | None] | None] = Field(
         default_factory=dict, max_length=64,
         description="Numbers by name (loss, kl, valid, discarded, duplicated, trainer_wait_s, cpu_s, gpu_s...); "
-                    "a histogram is a map of numbers (staleness: {\"0\": 12, \"1\": 4}).")
+                    "a histogram is a map of numbers (staleness: {\"0\": 12, \"1\": 4}). NaN and infinities "
+                    "are kept as null.")
+
+    @field_validator("figures")
+    @classmethod
+    def _finite_figures(cls, figures: dict[str, Any]) -> dict[str, Any]:
+        return _finite(figures)
 
 
 class RunStep(_Response):

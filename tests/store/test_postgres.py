@@ -159,11 +159,13 @@ async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_sto
             await m.verify(c.session_id, owner)
             await m.close(c.session_id, owner)
         assert await store.writer.flush()
-        for figures in ({"loss": 9.0}, {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}):
-            store.report_step(run.id, RunStepReport(step=1, policy_version="2", figures=figures), viewer=owner.viewer)
+        for step, figures in ((1, {"loss": 9.0}), (1, {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}),
+                              (2, {"loss": float("nan"), "kl": float("inf")})):  # PostgreSQL's json has no NaN
+            store.report_step(run.id, RunStepReport(step=step, policy_version="2", figures=figures),
+                              viewer=owner.viewer)
         detail = store.run_detail(run.id, viewer=owner.viewer)
         assert detail is not None and [s.figures for s in detail.step_reports] == [
-            {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}]
+            {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}, {"loss": None, "kl": None}]
         f = detail.figures
         assert f.episodes == 3 and [(r.policy_version, r.n, r.mean) for r in f.reward_by_policy] == [
             ("1", 1, 0.0), ("2", 2, 1.0)]

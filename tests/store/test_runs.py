@@ -163,6 +163,14 @@ def test_a_run_is_its_owners_and_an_admins(runs_server) -> None:
         r = httpx.request(method, server.url + path, json=body, headers={"Authorization": f"Bearer {ALICE}"})
         assert r.status_code == status and r.headers["content-type"] == "application/problem+json", r.text
     assert httpx.get(server.url + "/v1/runs").status_code == 401  # keys are on: no key, no runs
+    # A diverged loss is NaN, which JSON (and PostgreSQL) has no number for: kept as null.
+    r = httpx.post(f"{server.url}/v1/runs/{mine}/steps", headers={"Authorization": f"Bearer {ALICE}",
+                   "Content-Type": "application/json"},
+                   content='{"step": 3, "figures": {"loss": NaN, "kl": 0.5, "staleness": {"0": Infinity, "1": 2}}}')
+    assert r.status_code == 201, r.text
+    with EnvClient(server.url, api_key=ALICE) as alice:
+        assert alice.get_run(mine)["step_reports"][0]["figures"] == {"loss": None, "kl": 0.5,
+                                                                     "staleness": {"0": None, "1": 2.0}}
 
 
 def test_runs_route_without_a_store_says_so(data_dir: Path) -> None:
