@@ -6,6 +6,7 @@
     models.py   ORM rows          schemas.py  views of them
     repo.py     keyword-only reads and idempotent writes
     viewer.py   who may read which episode (owners, admins, the public)
+    runs.py     training runs: their step reports and the figures computed from their episodes
     stats.py    latency percentiles   metrics.py  Prometheus metrics
 """
 
