@@ -145,21 +145,16 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
     settings = get_settings()
     catalog = Catalog(settings.tasks_dir)
     tasks = [catalog.get(t) for t in task_ids] if task_ids else catalog.filter(env=env)
-    if per_family:
-        rng = random.Random(seed)
-        by_family: dict[str, list] = {}
-        for t in tasks:
-            if validation_status(t) == "validated":
-                by_family.setdefault(t.family, []).append(t)
-        tasks = [t for fam in sorted(by_family)
-                 for t in rng.sample(by_family[fam], min(per_family, len(by_family[fam])))]
-    needed = sorted({t.family for t in tasks})
-    loaded = families.load(needed)
     rows: list[dict[str, Any]] = []
     with contextlib.ExitStack() as stack:
+        needed = sorted({t.family for t in tasks})
         base = url or stack.enter_context(
             local_server(settings.model_copy(update={"families": needed, "store_enabled": False})))
         client = stack.enter_context(EnvClient(base))
+        if per_family:
+            tasks = _draw(client, tasks, per_family, seed, as_json)
+            needed = sorted({t.family for t in tasks})
+        loaded = families.load(needed)
         skins = {fam: _skins_for(client, fam, harness) for fam in needed}
         with progress_bar(quiet=as_json) as progress:
             bar = progress.add_task("episodes", total=2 * sum(len(skins[t.family]) for t in tasks))
@@ -187,6 +182,26 @@ def smoke(task_ids: Annotated[list[str], typer.Argument(help="Tasks (default: al
     if bad:
         raise typer.Exit(1)
 
+
+
+def _draw(client: Any, tasks: list, per_family: int, seed: int, quiet: bool) -> list:
+    """A seeded draw of `per_family` validated tasks per family among those the server can run: a
+    pool whose replica lacks a toolchain or a factory task's source serves that task as unavailable
+    (with the command that fixes it), which says nothing of the task; the skipped are counted."""
+    by_family: dict[str, list] = {}
+    for t in tasks:
+        if validation_status(t) == "validated":
+            by_family.setdefault(t.family, []).append(t)
+    rng = random.Random(seed)
+    out = []
+    for fam in sorted(by_family):
+        served = {t["id"]: t.get("unavailable") for t in client.tasks(env=fam, limit=5000)}
+        runnable = [t for t in by_family[fam] if t.id in served and served[t.id] is None]
+        if len(runnable) < len(by_family[fam]) and not quiet:
+            console.print(f"{fam}: {len(by_family[fam]) - len(runnable)} of {len(by_family[fam])} validated tasks "
+                          "cannot run on this server (unavailable or not served); drawn from the rest")
+        out += rng.sample(runnable, min(per_family, len(runnable)))
+    return out
 
 
 def _skins_for(client: Any, family: str, harness: str) -> list[str]:

@@ -62,6 +62,35 @@ def test_smoke_expects_the_oracle_to_pass_and_noop_to_fail(monkeypatch):
     assert oracle["agent"] == "oracle" and not oracle["ok"] and oracle["reward"] == 0.0
 
 
+def test_a_per_family_draw_takes_only_what_the_server_can_run(tmp_path):
+    """`smoke --per-family` against a server that lacks the SWE factory's sources (a pool's replica
+    built without them) draws among the tasks it serves as runnable, and says how many it skipped;
+    a factory task there is unavailable, which says nothing of the task."""
+    from envhub.cli.episodes import _draw
+    from envhub.client import EnvClient
+    from envhub.config import get_settings
+    from envhub.server.thread import serve_in_thread
+    from envhub.tasks.catalog import Catalog
+    from envhub.verify import runtime
+
+    site = runtime.site_dir(get_settings().data_dir)
+    if not (site / ".envhub-stamp").is_file():
+        pytest.skip("the verifier runtime is not installed: run `envhub setup`")
+    data = tmp_path / "data"  # the verifier site shared, no SWE source store
+    (data / "verifier").mkdir(parents=True)
+    (data / "verifier" / "site").symlink_to(site)
+    settings = get_settings().model_copy(update={"families": ["swe"], "store_enabled": False, "data_dir": data})
+    tasks = Catalog(settings.tasks_dir).filter(env="swe")
+    factory = {t.id for t in tasks if t.config.metadata.get("source")}
+    assert factory and len(factory) < len(tasks)
+    with serve_in_thread(settings) as server, EnvClient(server.url) as client:
+        served = {t["id"]: t["unavailable"] for t in client.tasks(env="swe", limit=5000)}
+        assert all(served[t] is not None for t in factory)  # no source store in this data dir
+        drawn = _draw(client, tasks, 1000, 0, quiet=True)
+    assert drawn and not {t.id for t in drawn} & factory
+    assert {t.id for t in drawn} == {t for t, why in served.items() if why is None and t not in factory}
+
+
 def test_unknown_task_is_one_clear_line_not_a_traceback():
     result = subprocess.run([sys.executable, "-m", "envhub.cli", "show", "echo/say-dne"], capture_output=True,
                             text=True, timeout=60)
