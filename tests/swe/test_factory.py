@@ -459,3 +459,35 @@ def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_
     lines = prompts._assertion_lines(output, lambda s: "with cause" not in s and "TestSum" not in s)
     assert lines == ["AssertionError [ERR_ASSERTION]: undefined == Error: HEY", "actual: undefined,",
                      'Parse("1.2") = 3, want 4', "Sum(2, 2) = 5, want 4", "assertion `left == right` failed"]
+
+
+def test_no_pinned_packages_mutable_file_has_a_copy_in_its_tree():
+    """A bug in a file with a byte copy elsewhere in the tree shows its fix there, and the gate
+    rejects every such task (swe-fix-not-visible): blang-semver 4.0.0 ships its module twice (the
+    root and v4/, which `./...` never tests), so every fix was visible and every v4/ bug survived;
+    go-cmp's test fixtures (cmp/internal/teststructs) hold two identical files. Checked on the
+    packages fetched here (`envhub swe sources fetch`)."""
+    from collections import defaultdict
+
+    from envhub.config import get_settings
+    from verifiers.swe import is_protected
+
+    data_dir = get_settings().data_dir
+    checked, copied = 0, []
+    for pkg in packages.load_all().values():
+        if source.missing(pkg.source, data_dir):
+            continue
+        checked += 1
+        tree = source.tree(pkg.source, data_dir)
+        by_digest: dict[str, list[str]] = defaultdict(list)
+        for p in tree.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                by_digest[hashlib.sha256(p.read_bytes()).hexdigest()].append(p.relative_to(tree).as_posix())
+        for same in by_digest.values():
+            mutable = [rel for rel in same if is_protected(rel, pkg.source_globs)
+                       and not is_protected(rel, pkg.test_globs) and not is_protected(rel, pkg.protected_paths)]
+            if len(same) > 1 and mutable:
+                copied.append(f"{pkg.id}: {sorted(same)}")
+    if not checked:
+        pytest.skip("no pinned package is fetched here")
+    assert copied == []
