@@ -1028,3 +1028,18 @@ def test_tsx_files_parse_with_jsx():
     ms = candidates("typescript", "src/Row.tsx", source)
     assert "flip_comparison" in {m.operator for m in ms}
     assert all(check_syntax("typescript", apply(source, [m]), "src/Row.tsx") for m in ms)
+
+
+@pytest.mark.parametrize("language", ["lua", "r", "ruby", "perl"])
+def test_a_bindings_c_files_are_parsed_as_c(language):
+    """lua-cjson's source is C (lua_cjson.c): its Lua package found no candidate at all when the
+    file was parsed with Lua's grammar; a C file is parsed as C in any package."""
+    case = CASES["c"]
+    expected = [(m.operator, m.start, m.end, m.replacement) for m in candidates("c", case["path"], case["source"])]
+    got = [(m.operator, m.start, m.end, m.replacement) for m in candidates(language, case["path"], case["source"])]
+    assert got == expected and got
+    assert candidates(language, "src/sum.h", case["source"]) != []
+    assert mutate_ts.file_language(language, "lua/cjson/util.lua") == language
+    assert mutate_ts.file_language(language, "src.d/readme") == language
+    assert mutate_ts.file_language("cpp", "include/x.h") == "cpp"
+    assert mutate_ts.file_language(language, "src/x.cpp") == "cpp"

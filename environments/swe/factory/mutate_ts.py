@@ -1054,8 +1054,25 @@ def is_test_path(path: str) -> bool:
     return bool(_TEST_PATH.search(path.replace("\\", "/")))
 
 
+#: A package's C or C++ files (a Lua, R, Ruby or Perl binding's core) are parsed as what they are,
+#: not with the package's language's grammar (which sees no function in them).
+_NATIVE = {".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hh": "cpp", ".hpp": "cpp",
+           ".hxx": "cpp"}
+
+
+def file_language(language: str, path: str) -> str:
+    """The grammar's language for `path` in a `language` package: its own for a C/C++ file in a
+    package of another language (a `.h` in a C++ package stays C++)."""
+    if language in ("c", "cpp"):
+        return language
+    dot = path.rfind(".")
+    return _NATIVE.get(path[dot:].lower(), language) if dot > path.rfind("/") else language
+
+
 def candidates(language: str, path: str, source: str) -> list[Mutation]:
     """Every candidate mutation of `source` (deterministic order: offset, then operator)."""
+    _spec(language)  # an unknown package language is an error even for a C file
+    language = file_language(language, path)
     spec = _spec(language)
     if is_test_path(path) or _minified(source):
         return []
