@@ -432,11 +432,18 @@ class EpisodeDetail(EpisodeInfo):
 
 # --- Training runs (/v1/runs) ------------------------------------------------------------------
 
+#: The integers a run's JSON may hold: the answers' encoder (orjson) writes 64-bit ones only.
+_INT64 = 2**63 - 1
+
+
 def _finite(value: Any) -> Any:
     """`value` with NaN and infinities as null: JSON has no such numbers (PostgreSQL refuses them),
-    and a trainer's loss may well be one; null says the figure had no finite value."""
+    and a trainer's loss may well be one; null says the figure had no finite value. An integer past
+    64 bits is refused (no answer could carry it back)."""
     if isinstance(value, float) and not math.isfinite(value):
         return None
+    if isinstance(value, int) and not isinstance(value, bool) and not -_INT64 - 1 <= value <= _INT64:
+        raise ValueError("integers must fit in 64 bits")
     if isinstance(value, dict):
         return {k: _finite(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
