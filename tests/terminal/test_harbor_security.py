@@ -96,13 +96,16 @@ def texts(folder: Path) -> str:
             parts.append(os.readlink(p))
         elif p.is_file():
             data = p.read_bytes()
-            if p.name.endswith(".tar.gz"):
-                with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                    for m in tar.getmembers():
-                        parts.append(m.name + " " + m.linkname)
-                        f = tar.extractfile(m) if m.isreg() else None
-                        parts.append(f.read().decode("utf-8", "replace") if f else "")
-                data = gzip.decompress(data)
+            if p.name.endswith(".tar.gz"):  # unless a COPY laid another file under that name
+                try:
+                    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+                        for m in tar.getmembers():
+                            parts.append(m.name + " " + m.linkname)
+                            f = tar.extractfile(m) if m.isreg() else None
+                            parts.append(f.read().decode("utf-8", "replace") if f else "")
+                    data = gzip.decompress(data)
+                except (tarfile.TarError, OSError, EOFError):
+                    pass
             parts.append(data.decode("utf-8", "replace"))
     return "\n".join(parts)
 
