@@ -154,6 +154,14 @@ class Unavailable(EnvhubError, RuntimeError):
         self.retry_after_s = retry_after_s
 
 
+class ConnectionFailed(Unavailable):
+    """The server could not be reached, or the connection broke before its answer came. Both
+    clients raise it for their transport's faults (httpx's, aiohttp's, a timeout), the transport's
+    own exception as its cause, so a caller catches one type whichever client it holds."""
+
+    code = "connection_failed"
+
+
 class QuotaExceeded(Unavailable):
     status = 429
     code = "quota_exceeded"
@@ -225,7 +233,7 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, SandboxGone, SandboxOOM, AgentTimeout, ShellWedged, EnvError, SandboxUnavailable,
-        VerifierError, TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError,
+        VerifierError, TaskInvalid, TaskFormatError, Unavailable, ConnectionFailed, QuotaExceeded, RequirementMissing, RequestError,
         InvalidRequest, Unauthorized, Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }

@@ -16,6 +16,7 @@ import httpx
 
 from envhub.client._base import (
     backoff,
+    connection_failed,
     credential,
     error_from,
     explain,
@@ -74,8 +75,8 @@ class AsyncEnvClient:
                 except ValueError:
                     body = {"detail": raw.decode("utf-8", "replace")[:500]}
                 err: BaseException = error_from(status, body, retry_after)
-            except (TimeoutError, aiohttp.ClientConnectionError, httpx.TransportError) as exc:
-                err = exc
+            except (TimeoutError, aiohttp.ClientError, httpx.TransportError) as exc:
+                err = connection_failed(exc, self.base_url + path)
             if attempt >= self.retries or not should_retry(err):
                 raise explain(err, self._keyed)
             await asyncio.sleep(backoff(attempt, err))

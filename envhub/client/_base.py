@@ -7,7 +7,7 @@ import secrets
 import uuid
 from typing import Any
 
-from envhub.errors import ERRORS_BY_CODE, EnvhubError, RequestError, Unauthorized, Unavailable
+from envhub.errors import ERRORS_BY_CODE, ConnectionFailed, EnvhubError, RequestError, Unauthorized, Unavailable
 from envhub.spec import ResetRequest, RunCreate, RunStepReport, StepRequest, ToolCall
 
 RETRY_STATUSES = {502, 503, 504}
@@ -77,12 +77,19 @@ def explain(err: BaseException, configured: bool) -> BaseException:
     return err
 
 
+def connection_failed(exc: BaseException, url: str) -> ConnectionFailed:
+    """A transport's fault (httpx's, aiohttp's, a timeout) as the one type both clients raise."""
+    err = ConnectionFailed(f"cannot reach {url}: {type(exc).__name__}: {exc}".rstrip(": "))
+    err.__cause__ = exc
+    return err
+
+
 def should_retry(exc: BaseException) -> bool:
     """Retry capacity refusals and connection faults; never a judged answer or an agent error."""
     return (isinstance(exc, Unavailable) and exc.retryable) or not isinstance(exc, EnvhubError)
 
 
 def backoff(attempt: int, exc: BaseException) -> float:
-    if isinstance(exc, Unavailable):
+    if isinstance(exc, Unavailable) and not isinstance(exc, ConnectionFailed):  # the server said when
         return min(10.0, exc.retry_after_s)
     return min(5.0, 0.2 * 2**attempt)

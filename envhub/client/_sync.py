@@ -11,6 +11,7 @@ import httpx
 
 from envhub.client._base import (
     backoff,
+    connection_failed,
     credential,
     error_from,
     explain,
@@ -43,7 +44,7 @@ class EnvClient:
             try:
                 r = self._http.request(method, path, json=json)
             except httpx.TransportError as exc:
-                err: BaseException = exc
+                err: BaseException = connection_failed(exc, str(self._http.base_url).rstrip("/") + path)
             else:
                 if r.status_code < 400:
                     return None if r.status_code == 204 else r.json()

@@ -135,7 +135,8 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
         traj.retryable = not verdict.trainable and verdict.retryable
     except EnvhubError as e:  # a refused request (4xx, no failure class) is not the policy's and won't pass later
         _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail, e.retryable)
-    except (TimeoutError, aiohttp.ClientError, OSError) as e:
+    except (TimeoutError, aiohttp.ClientError, OSError) as e:  # the policy backend's transport (the env
+        # client's transport faults come as ConnectionFailed, an EnvhubError: above)
         _fail(traj, FailureClass.unavailable.value, f"{type(e).__name__}: {e}", True)
     except asyncio.CancelledError:
         raise

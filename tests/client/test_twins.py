@@ -151,3 +151,32 @@ def test_a_run_call_by_call(twin: Twin, in_process: InProcess) -> None:
         assert other.list_runs()["total"] == 0
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_an_unreachable_server_is_one_error_type_from_both_twins(kind: str) -> None:
+    """Both twins raise `ConnectionFailed` (an `Unavailable`, retryable) for their transport's
+    fault, httpx's or aiohttp's, with it as the cause: a caller catches one type either way."""
+    import socket
+
+    from envhub.errors import ConnectionFailed, EnvhubError
+
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{s.getsockname()[1]}"
+    if kind == "sync":
+        with EnvClient(url, retries=1) as client, pytest.raises(ConnectionFailed) as caught:
+            client.health()
+    else:
+        async def call() -> None:
+            client = AsyncEnvClient(url, retries=1)
+            try:
+                await client.health()
+            finally:
+                await client.aclose()
+        with pytest.raises(ConnectionFailed) as caught:
+            asyncio.run(call())
+    err = caught.value
+    assert isinstance(err, EnvhubError) and err.retryable and err.failure_class.value == "unavailable"
+    assert err.detail.startswith(f"cannot reach {url}/health") and err.__cause__ is not None
+    assert not isinstance(err.__cause__, EnvhubError)
