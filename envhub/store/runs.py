@@ -103,10 +103,28 @@ def run_steps(session: Session, *, run_id: str) -> list[RunStepRow]:
     return list(session.scalars(select(RunStepRow).where(RunStepRow.run_id == run_id).order_by(RunStepRow.step)))
 
 
+def _mine(run: RunRow) -> tuple[Any, Any]:
+    """The run's episodes: its owner's that carry its id."""
+    return (EpisodeRow.run_id == run.id,
+            EpisodeRow.owner.is_(None) if run.owner is None else EpisodeRow.owner == run.owner)
+
+
+def run_timeline(session: Session, *, run_id: str, viewer: Viewer,
+                 limit: int = 20_000) -> list[tuple[datetime, datetime | None, float | None, str | None]] | None:
+    """(created_at, ended_at, reward, failure_class) of the run's episodes, oldest first, for the
+    run page's charts over time; None when there is no run `viewer` may read."""
+    run = get_run(session, run_id=run_id, viewer=viewer)
+    if run is None:
+        return None
+    rows = session.execute(select(EpisodeRow.created_at, EpisodeRow.ended_at, EpisodeRow.reward,
+                                  EpisodeRow.failure_class).where(*_mine(run))
+                           .order_by(EpisodeRow.created_at.desc()).limit(limit)).all()
+    return [(utc(c), utc(e), r, f) for c, e, r, f in reversed(rows)]  # type: ignore[misc]
+
+
 def run_figures(session: Session, *, run: RunRow, steps: list[RunStepRow]) -> RunFigures:
     """The run's figures from its owner's episodes that carry its id and from its step reports."""
-    mine = (EpisodeRow.run_id == run.id,
-            EpisodeRow.owner.is_(None) if run.owner is None else EpisodeRow.owner == run.owner)
+    mine = _mine(run)
     episodes = session.execute(select(EpisodeRow.id, EpisodeRow.policy_version, EpisodeRow.created_at,
                                       EpisodeRow.ended_at, EpisodeRow.step_count, EpisodeRow.reward,
                                       EpisodeRow.passed, EpisodeRow.failure_class, EpisodeRow.trainable,
