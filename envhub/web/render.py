@@ -45,6 +45,7 @@ def _qs(params: dict[str, Any], **override: Any) -> str:
 env = Environment(loader=FileSystemLoader(HERE / "templates"), autoescape=True, undefined=StrictUndefined,
                   trim_blocks=True, lstrip_blocks=True)
 env.filters.update(secs=fmt_seconds, when=_when, reward=_reward, pretty=_pretty,
+                   compact=lambda v: json.dumps(v, ensure_ascii=False, default=str, sort_keys=True),
                    path=lambda v: quote(str(v), safe="/"))
 env.globals.update(qs=_qs)
 

@@ -17,7 +17,7 @@ from fastapi.responses import FileResponse, HTMLResponse, Response
 from envhub.errors import NotFound
 from envhub.registry import Registry
 from envhub.store.viewer import PUBLIC, Viewer
-from envhub.web import views
+from envhub.web import runs, views
 from envhub.web.render import HEADERS, HERE, not_found, page
 
 router = APIRouter(include_in_schema=False)
@@ -88,6 +88,16 @@ async def episodes(request: Request, registry: RegistryDep, viewer: ViewerDep) -
 async def episode_detail(episode_id: str, request: Request, registry: RegistryDep, viewer: ViewerDep) -> Response:
     return await _render("episode.html", views.episode_page, registry, episode_id, _params(request), viewer,
                          what="episode")
+
+
+@router.get("/runs", response_class=HTMLResponse)
+async def run_list(request: Request, registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("runs.html", runs.runs_page, registry, _params(request), viewer)
+
+
+@router.get("/runs/{run_id}", response_class=HTMLResponse)
+async def run_detail(run_id: str, registry: RegistryDep, viewer: ViewerDep) -> Response:
+    return await _render("run.html", runs.run_page, registry, run_id, viewer, what="run")
 
 
 @router.get("/static/{name}")

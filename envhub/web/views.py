@@ -193,7 +193,7 @@ def episodes_page(registry: Registry, params: dict[str, str], viewer: Viewer) ->
     """The reader's episodes, and how many there are of everyone's (an aggregate)."""
     page = _page(params)
     filters = {"env": params.get("env") or None, "task_id": params.get("task") or None,
-               "failure_class": params.get("outcome") or None}
+               "failure_class": params.get("outcome") or None, "run_id": params.get("run") or None}
     (rows, total), err = _store_read(registry, lambda s: s.episodes(
         viewer=viewer, **filters, limit=PAGE_SIZE, offset=(page - 1) * PAGE_SIZE), ([], 0))
     everyone, _ = _store_read(registry, lambda s: s.total(env=filters["env"], task_id=filters["task_id"]), 0)
