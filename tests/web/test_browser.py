@@ -344,3 +344,74 @@ def test_a_lacking_toolchain_is_badged_with_its_fix(browser, shots: Path, tmp_pa
         page.goto(served.url + f"/tasks/{GOOD}")
         assert page.locator("#task-unavailable").count() == 0
         page.close()
+
+
+def test_a_runs_page_plots_its_figures(served: Served, browser, shots: Path) -> None:
+    """A run of two policy versions (one episode failing its anti_hack check) and two step reports:
+    its page draws a point and an error bar per version, a bar per staleness bucket, the classes and
+    the throughput over time, and links its episodes, which link back."""
+    run_id = f"browser-run-{os.getpid()}"
+    with EnvClient(served.url, api_key=OWNER["Authorization"].removeprefix("Bearer ")) as client:
+        client.create_run(run_id, {"lr": 3e-5, "group_size": 2})
+        recorded = []
+        for version, message in (("1", "done"), ("1", "nope"), ("2", "done"), ("2", "done")):
+            with client.session("echo", task_id="echo/say-done", policy_version=version, run_id=run_id) as s:
+                s.step(ToolCall(tool="echo", arguments={"message": message}))
+                s.verify()
+            recorded.append((s.id, 1))
+        with client.session("db", task_id="db/hr/ask-headcount-001", policy_version="2", run_id=run_id) as s:
+            s.step(ToolCall(tool="search_employees", arguments={"department_id": 3, "status": "active", "limit": 100}))
+            s.step(ToolCall(tool="submit_answer", arguments={"answer": "14"}))
+            s.step(ToolCall(tool="submit_answer", arguments={"answer": "15"}))
+            assert any(c.kind == "anti_hack" and not c.passed for c in s.verify().checks)
+        recorded.append((s.id, 3))
+        client.report_step(run_id, 1, {"loss": 0.7, "valid": 4, "staleness": {"0": 3, "1": 1}}, policy_version="1")
+        client.report_step(run_id, 2, {"loss": 0.4, "valid": 4, "discarded": 1, "staleness": {"0": 2, "1": 1, "2": 1}},
+                           policy_version="2")
+    store_url = Settings(data_dir=served.data_dir, tasks_dir=REPO_ROOT / "tasks").store_url
+    for sid, steps in recorded:
+        wait_recorded(store_url, sid, steps=steps)
+    api = served.api(f"/v1/runs/{run_id}")["figures"]
+    assert api["episodes"] == 5 and api["anti_hack_rate"] == 0.2
+
+    page = browser.new_page(extra_http_headers=OWNER, viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto(served.url + "/runs")
+    with page.expect_navigation():
+        page.click(f'#run-table tr[data-run="{run_id}"] a.run-link')
+    assert page.locator("#run-id").inner_text() == run_id
+    reward = page.locator("#chart-reward svg")
+    assert reward.locator("circle.mean").count() == len(api["reward_by_policy"]) == 2
+    assert reward.locator("g.ci").count() == 2  # both versions have two or more judged episodes
+    for bar, version in zip(reward.locator("g.ci").all(), ("1", "2"), strict=True):  # drawn, not collapsed
+        box = bar.bounding_box()
+        assert box is not None and box["height"] > 5, (version, box)
+    assert page.locator("#chart-staleness svg rect.bar").count() == len(api["trainer"]["staleness"]) == 3
+    mix = [t.split(": ") for t in page.locator("#chart-mix svg rect > title").all_text_contents()]
+    assert sum(int(n) for _, n in mix) == 5 and {c for c, _ in mix} == {"ok"}  # stacked bars: every episode
+    ended = page.locator("#chart-throughput svg circle.rate > title").all_text_contents()
+    assert 1 <= len(ended) <= 5 and sum(int(t.split(": ")[1].split()[0]) for t in ended) == 5
+    anti_hack = page.locator('#layers tr[data-figure="anti_hack rate"] td.value').inner_text()
+    assert anti_hack == "20.0%"
+    assert "unknown" in page.locator('#layers tr[data-figure="GPU s per solved task"]').inner_text()
+    page.screenshot(path=str(shots / "11-run.png"), full_page=True)
+
+    with page.expect_navigation():
+        page.click("#run-episodes")
+    assert page.locator("#episode-total").get_attribute("data-total") == "5"
+    with page.expect_navigation():
+        page.click(f'a.ep-link[data-episode="{recorded[-1][0]}"]')
+    assert page.locator("#episode-run").inner_text() == run_id
+    with page.expect_navigation():
+        page.click("#episode-run")
+    assert page.locator("#run-id").inner_text() == run_id
+    assert not errors, errors
+
+    phone = browser.new_page(extra_http_headers=OWNER, viewport={"width": 375, "height": 740}, is_mobile=True)
+    phone.goto(served.url + f"/runs/{run_id}")
+    assert phone.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 1
+    phone.screenshot(path=str(shots / "12-phone-run.png"), full_page=True)
+    phone.close()
+    page.close()
