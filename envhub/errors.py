@@ -157,7 +157,8 @@ class Unavailable(EnvhubError, RuntimeError):
 class ConnectionFailed(Unavailable):
     """The server could not be reached, or the connection broke before its answer came. Both
     clients raise it for their transport's faults (httpx's, aiohttp's, a timeout), the transport's
-    own exception as its cause, so a caller catches one type whichever client it holds."""
+    own exception as its cause, so a caller catches one type whichever client it holds. Raised on
+    the client's side only: no server answers with it, so it is no wire code (`ERRORS_BY_CODE`)."""
 
     code = "connection_failed"
 
@@ -233,7 +234,7 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
     for cls in (
         EnvhubError, AgentError, SandboxGone, SandboxOOM, AgentTimeout, ShellWedged, EnvError, SandboxUnavailable,
-        VerifierError, TaskInvalid, TaskFormatError, Unavailable, ConnectionFailed, QuotaExceeded, RequirementMissing, RequestError,
+        VerifierError, TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError,
         InvalidRequest, Unauthorized, Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
     )
 }
