@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from itertools import chain
 from typing import Any
 
-from sqlalchemy import Connection, Select, and_, case, delete, false, func, select, update
+from sqlalchemy import Connection, Select, and_, case, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
 from envhub.store.events import Event
@@ -204,11 +204,7 @@ def _filtered(stmt: Select, *, env: str | None, task_id: str | None, failure_cla
 
 def _visible(stmt: Select, viewer: Viewer) -> Select:
     """Only the episodes `viewer` may read: all for an admin, its own for an owner, none for the public."""
-    if viewer.admin:
-        return stmt
-    if viewer.owner is None:
-        return stmt.where(false())
-    return stmt.where(EpisodeRow.owner == viewer.owner)
+    return stmt.where(viewer.may_read_rows(EpisodeRow.owner))
 
 
 def list_episodes(session: Session, *, viewer: Viewer, env: str | None = None, task_id: str | None = None,

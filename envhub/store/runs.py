@@ -14,7 +14,7 @@ from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import false, func, select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -32,14 +32,6 @@ COUNTERS = ("valid", "discarded", "duplicated", "retried", "repaired", "dropped"
 #: Two-sided 95 % Student's t quantiles by degrees of freedom (1..30); 1.96 beyond.
 T95 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
-
-
-def _visible(stmt: Any, viewer: Viewer) -> Any:
-    if viewer.admin:
-        return stmt
-    if viewer.owner is None:
-        return stmt.where(false())
-    return stmt.where(RunRow.owner == viewer.owner)
 
 
 def create_run(session: Session, *, owner: str | None, run_id: str | None, config: dict[str, Any]) -> RunRow:
@@ -91,10 +83,10 @@ def report_step(session: Session, *, run: RunRow, step: int, policy_version: str
 def list_runs(session: Session, *, viewer: Viewer, limit: int = 50,
               offset: int = 0) -> tuple[list[tuple[RunRow, int]], int]:
     """(run, steps reported) of the runs `viewer` may read, newest first, and how many there are."""
-    total = session.scalar(_visible(select(func.count()).select_from(RunRow), viewer)) or 0
+    mine = viewer.may_read_rows(RunRow.owner)
+    total = session.scalar(select(func.count()).select_from(RunRow).where(mine)) or 0
     counts = (select(RunStepRow.run_id, func.count().label("n")).group_by(RunStepRow.run_id).subquery())
-    stmt = _visible(select(RunRow, func.coalesce(counts.c.n, 0)).outerjoin(counts, counts.c.run_id == RunRow.id),
-                    viewer)
+    stmt = select(RunRow, func.coalesce(counts.c.n, 0)).outerjoin(counts, counts.c.run_id == RunRow.id).where(mine)
     rows = session.execute(stmt.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit).offset(offset)).all()
     return [(r, int(n)) for r, n in rows], total
 

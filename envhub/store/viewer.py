@@ -14,6 +14,9 @@ those are shown to an admin only, even to the run's owner.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import ColumnElement, false, true
 
 #: Policy versions of system runs (`envhub:oracle`, `envhub:validation`, ...).
 SYSTEM_POLICY_PREFIX = "envhub:"
@@ -34,6 +37,14 @@ class Viewer:
     def may_read(self, owner: str | None) -> bool:
         """Whether an episode owned by `owner` (None: recorded before owners were kept) is this reader's."""
         return self.admin or (self.owner is not None and owner == self.owner)
+
+    def may_read_rows(self, owner_column: Any) -> ColumnElement[bool]:
+        """`may_read` as a query's condition on the rows' owner column (episodes', runs')."""
+        if self.admin:
+            return true()
+        if self.owner is None:
+            return false()
+        return owner_column == self.owner
 
     def may_see_actions(self, owner: str | None, policy_version: str | None) -> bool:
         return self.admin or (self.may_read(owner) and not is_system_run(policy_version))
