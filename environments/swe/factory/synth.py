@@ -36,10 +36,12 @@ from typing import Any
 import yaml
 
 from envhub.errors import TaskInvalid
+from envhub.tasks.model import Task
 from environments.swe import source as swe_source
 from environments.swe.authoring import VERIFIER
 from environments.swe.factory import prompts
 from environments.swe.factory.mutation import Mutation, apply
+from environments.swe.factory.pinned import unpinned
 from environments.swe.factory.packages import Package
 from environments.swe.repo import git
 from verifiers.swe import PASSED, RunResult, is_protected, make_protected_tar, run_state
@@ -342,19 +344,10 @@ class Synthesiser:
             shutil.rmtree(dest, ignore_errors=True)
             raise
 
-    def twins(self, dest: Path) -> int:
-        from envhub.tasks.catalog import Catalog
+    def twins(self, task: Task) -> int:
         from environments.swe.twins import write
 
-        task = Catalog(self.root.parents[2]).get("/".join(dest.relative_to(self.root.parents[2]).parts))
         return len(write(task, log=lambda _: None, data_dir=self.data_dir, max_p2p=TWINNED_P2P))
-
-    def unpinned(self, dest: Path) -> list[str]:
-        from envhub.tasks.catalog import Catalog
-        from environments.swe.factory.pinned import unpinned
-
-        task = Catalog(self.root.parents[2]).get("/".join(dest.relative_to(self.root.parents[2]).parts))
-        return unpinned(task, self.data_dir)
 
     # -- the whole package ------------------------------------------------------------------------
     def synth(self, count: int, *, pairs: float = 0.2, cap: int = 60,
@@ -394,10 +387,10 @@ class Synthesiser:
                     if dest is None:
                         attempt.outcome = "name-taken" if (self.root / self.task_name(mutations)).exists() \
                             else "no-base"
-                    elif self.twins(dest) < MIN_TWINS:
+                    elif self.twins(task := Task.load(dest)) < MIN_TWINS:
                         attempt.outcome = "no-twins"
                         shutil.rmtree(dest, ignore_errors=True)
-                    elif why := self.unpinned(dest):
+                    elif why := unpinned(task, self.data_dir):
                         attempt.outcome = "unpinned"
                         self.log("  unpinned: " + "; ".join(why)[:300])
                         shutil.rmtree(dest, ignore_errors=True)
