@@ -39,6 +39,7 @@ from envhub.rl.trajectory import Trajectory
 
 log = logging.getLogger("envhub.rl")
 
+
 def _pad(rows: list[list[Any]], value: Any) -> list[list[Any]]:
     width = max(len(r) for r in rows)
     return [r + [value] * (width - len(r)) for r in rows]
