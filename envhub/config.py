@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     families: Annotated[list[str], NoDecode] = Field(default_factory=list)
     tasks_dir: Path = REPO_ROOT / "tasks"
     data_dir: Path = Field(default_factory=_default_data_dir)
+    #: Where task sets are materialised (`envhub.tasks.sets`); default: `<data_dir>/task-sets`.
+    task_sets_dir: Path | None = None
     #: The environment OpenEnv's routes use when a reset names none.
     default_env: str = "terminal"
     sandbox: Literal["local", "docker"] = "local"
@@ -93,6 +95,10 @@ class Settings(BaseSettings):
         tasks = self.tasks_dir.resolve()
         key = hashlib.sha256(str(tasks).encode()).hexdigest()[:8]
         return self.data_dir / "episodes" / f"{tasks.parent.name or 'root'}-{key}.sqlite3"
+
+    @property
+    def task_sets_cache(self) -> Path:
+        return self.task_sets_dir or self.data_dir / "task-sets"
 
     @property
     def store_url(self) -> str:

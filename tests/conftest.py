@@ -43,6 +43,9 @@ def pytest_configure(config: pytest.Config) -> None:
     # ... and the fetched SWE package sources (an install step, like the verifier site).
     (shared / "swe-sources").mkdir(parents=True, exist_ok=True)
     os.symlink((shared / "swe-sources").resolve(), root / "swe-sources")
+    # ... and the materialised task sets (immutable folders named by their generator's digest), for
+    # every data folder a test makes of its own too.
+    os.environ["ENVHUB_TASK_SETS_DIR"] = str(get_settings().task_sets_cache)
     os.environ["ENVHUB_DATA_DIR"] = str(root)
     os.environ.pop("ENVHUB_DATABASE_URL", None)  # nor into the user's database
     get_settings.cache_clear()

@@ -3,7 +3,7 @@ imports this package.
 
     _shared.py     the app, console, tables, progress, the local server
     server.py      setup, serve, conformance, keys
-    tasks.py       list, show
+    tasks.py       list, sets, show
     episodes.py    episodes, run, smoke
     runs.py        runs, runs show
     validation.py  validate

@@ -17,6 +17,7 @@ from envhub.cli._shared import (
     group_label,
     missing_here,
     print_json,
+    progress_bar,
     status_style,
 )
 from envhub.config import get_settings
@@ -95,6 +96,40 @@ def _print_counts(rows: list[dict[str, Any]], by: str, env: str | None, as_json:
         table.add_row(c[by], *(str(c[k]) for k in ("tasks", "validated", "runs here")))
     console.print(table)
 
+
+
+@app.command("sets")
+def task_sets(materialize: bool = typer.Option(False, "--materialize",
+                                               help="Write every set's missing tasks now (an install step; a "
+                                                    "hub does it at start otherwise)."),
+              as_json: JsonOpt = False) -> None:
+    """The task sets (a generator, its version and a seed range) and how many of their tasks are validated."""
+    from envhub.tasks.catalog import Catalog
+
+    catalog = Catalog(get_settings().tasks_dir)
+    if materialize:
+        with progress_bar(quiet=as_json) as progress:
+            for taskset in catalog.sets.values():
+                bar = progress.add_task(f"materialising {taskset.id}", total=len(taskset.missing(catalog.cache)))
+                taskset.materialize(catalog.cache, advance=lambda bar=bar: progress.advance(bar))
+    rows = []
+    for taskset in catalog.sets.values():
+        tasks = [t for t in catalog.tasks.values() if t.taskset is taskset]
+        statuses = [validation_status(t) for t in tasks]
+        rows.append({"id": taskset.id, "generator": taskset.config.generator, "version": taskset.config.version,
+                     "seeds": taskset.config.seeds, "materialised": len(tasks),
+                     **{s: statuses.count(s) for s in ("validated", "rejected", "stale", "unvalidated")},
+                     "cache": str(taskset.folder(catalog.cache))})
+    if as_json:
+        print_json(rows)
+        return
+    counts = ("version", "seeds", "validated", "rejected", "stale", "unvalidated")
+    console.print(fitted_table(f"{len(rows)} task sets", [{**r, **{k: str(r[k]) for k in counts}} for r in rows],
+                               ["id", *counts, "generator"], spare=["generator"], flex=["generator"], right=counts))
+    for path, err in catalog.errors.items():
+        console.print(f"[red]broken[/red] {path}: {err.detail}")
+    if catalog.errors:
+        raise typer.Exit(1)
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""The task catalogue: every task folder under the tasks root, indexed by id."""
+"""The task catalogue: every task folder under the tasks root, and every task of every task set
+there (materialised on first use into the data directory's cache), indexed by id."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 from envhub.errors import NotFound, TaskFormatError
 from envhub.tasks.model import Task
+from envhub.tasks.sets import TaskSet, find_sets
 
 
 class Catalog:
@@ -18,9 +20,31 @@ class Catalog:
     `envhub validate`, which rejects them.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, cache: Path | None = None) -> None:
         self.root = root.resolve()
+        self._cache = cache
         self.errors: dict[Path, TaskFormatError] = {}
+
+    @property
+    def cache(self) -> Path:
+        """Where task sets are materialised (`Settings.task_sets_cache`)."""
+        if self._cache is None:
+            from envhub.config import get_settings
+
+            self._cache = get_settings().task_sets_cache
+        return self._cache
+
+    @cached_property
+    def sets(self) -> dict[str, TaskSet]:
+        found: dict[str, TaskSet] = {}
+        for folder in find_sets(self.root):
+            try:
+                taskset = TaskSet.load(folder)
+            except TaskFormatError as e:
+                self.errors[folder] = e
+                continue
+            found[taskset.id] = taskset
+        return found
 
     @cached_property
     def tasks(self) -> dict[str, Task]:
@@ -36,6 +60,19 @@ class Catalog:
                 self.errors[cfg.parent] = e
                 continue
             found[task.id] = task
+        for taskset in self.sets.values():
+            try:
+                folders = taskset.materialize(self.cache)
+            except TaskFormatError as e:
+                self.errors[taskset.path] = e
+                continue
+            for folder in folders.values():
+                try:
+                    task = _load_drawn(folder, taskset)
+                except TaskFormatError as e:
+                    self.errors[folder] = e
+                    continue
+                found[task.id] = task
         return found
 
     def get(self, task_id: str) -> Task:
@@ -72,3 +109,15 @@ class Catalog:
             out = (t for t in out if needle in t.id.lower() or needle in t.config.title.lower()
                    or needle in t.prompt.lower())
         return list(out)
+
+
+#: Materialised folders never change (their cache is named by the generator's digest), so each is
+#: loaded once per process, however many catalogues (hubs, commands, tests) list it.
+_drawn: dict[tuple[Path, Path], Task] = {}
+
+
+def _load_drawn(folder: Path, taskset: TaskSet) -> Task:
+    key = (folder, taskset.path)
+    if key not in _drawn:
+        _drawn[key] = Task.load(folder, taskset)
+    return _drawn[key]

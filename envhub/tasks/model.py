@@ -9,6 +9,8 @@
         validation.json    written only by `envhub validate`
 
 The agent's sandbox is built from `state/` alone; `tests/` and `solution/` never enter it.
+A task of a set (`envhub.tasks.sets`) is such a folder too, materialised by the set's generator;
+its record is a line of the set's records file.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ import json
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envhub.errors import TaskFormatError
+
+if TYPE_CHECKING:
+    from envhub.tasks.sets import TaskSet
 
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*(/[a-zA-Z0-9][a-zA-Z0-9_.+-]*)+$"
 VALIDATION_FILE = "validation.json"
@@ -71,6 +76,7 @@ class Task:
 
     config: TaskConfig
     path: Path
+    taskset: TaskSet | None = None  # the set that materialised it (its folder name is its seed)
 
     @property
     def id(self) -> str:
@@ -98,9 +104,12 @@ class Task:
 
     @property
     def validation_path(self) -> Path:
-        return self.path / VALIDATION_FILE
+        """The file that holds the record (a set's task shares its set's)."""
+        return self.taskset.records_path if self.taskset else self.path / VALIDATION_FILE
 
     def validation_record(self) -> dict[str, Any] | None:
+        if self.taskset is not None:
+            return self.taskset.record(int(self.path.name))
         try:
             return json.loads(self.validation_path.read_text())
         except (FileNotFoundError, json.JSONDecodeError):
@@ -114,7 +123,7 @@ class Task:
         return tree_sha256(self.tests_dir)
 
     @classmethod
-    def load(cls, path: Path) -> Task:
+    def load(cls, path: Path, taskset: TaskSet | None = None) -> Task:
         """Load and schema-check a task folder; errors name the file and field."""
         path = path.resolve()
         cfg_path = path / "task.yaml"
@@ -145,7 +154,7 @@ class Task:
                 raise TaskFormatError(f"{path / required}: missing", file=str(path / required))
         if not (path / "tests").is_dir() or not any((path / "tests").glob("test_*.py")):
             raise TaskFormatError(f"{path / 'tests'}: no test_*.py verifier", file=str(path / "tests"))
-        return cls(config=config, path=path)
+        return cls(config=config, path=path, taskset=taskset)
 
 
 def tree_sha256(root: Path, exclude: set[str] = frozenset()) -> str:  # type: ignore[assignment]

@@ -128,6 +128,9 @@ def validation_status(task: Task) -> str:
 
 def write_record(task: Task, record: dict[str, Any]) -> None:
     record = {**record, "key": record_key(task)}
+    if task.taskset is not None:
+        task.taskset.write_record(int(task.path.name), record)
+        return
     task.validation_path.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 

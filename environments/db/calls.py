@@ -17,6 +17,7 @@ from envhub.errors import AgentError
 from envhub.spec import ToolCall
 from environments.db import dump as dumping
 from environments.db.core import Domain, convert, row_dict
+from environments.db.domains import SEED
 from environments.db.store import Handle, Store
 
 
@@ -108,9 +109,10 @@ def run_call(handle: Handle, domain: Domain, call: ToolCall, trace: dict[str, An
     return result
 
 
-def replay(store: Store, domain: Domain, calls: list[dict[str, Any]], workdir: Path) -> tuple[dumping.Tables, list]:
+def replay(store: Store, domain: Domain, calls: list[dict[str, Any]], workdir: Path,
+           seed: int = SEED) -> tuple[dumping.Tables, list]:
     """Replay logged write calls on a fresh copy of the start; return its dump and any failures."""
-    handle = store.create(domain, workdir, tag="r")
+    handle = store.create(domain, workdir, tag="r", seed=seed)
     failures: list[dict[str, Any]] = []
     try:
         for i, c in enumerate(calls):

@@ -14,7 +14,7 @@ from pathlib import Path
 from environments.db import domains as registry
 from environments.db import dump as dumping
 from environments.db.calls import run_call
-from environments.db.store import Store
+from environments.db.store import Store, seed_of
 from envhub.env import ValidationFinding
 from envhub.errors import AgentError, TaskInvalid
 from envhub.spec import ToolCall
@@ -36,14 +36,18 @@ def validate_task(task: Task, store: Store) -> list[ValidationFinding]:
     out.append(ValidationFinding("db-kind", kind in ("write", "read", "refusal") and (
         (kind == "write" and bool(exp.get("diff"))) or (kind == "read" and bool(exp.get("answer")))
         or (kind == "refusal" and bool(exp.get("refusal")))), f"kind {kind!r} with its required expectation"))
-    initial = store.initial(domain)
+    try:
+        db_seed = seed_of(task.config.metadata)
+    except TaskInvalid as e:
+        return [ValidationFinding("db-seed", False, e.detail)]
+    initial = store.initial(domain, db_seed)
     same_seed = dumping.tables_sha256(initial) == exp.get("initial_sha256")
     out.append(ValidationFinding("db-seed-unchanged", same_seed,
                                  "" if same_seed else "the seed database differs from the one the task was written "
                                  "against (Faker version or seed code changed): re-synthesize"))
     actions = json.loads((task.solution_dir / "actions.json").read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="db-check-") as tmp:
-        handle = store.create(domain, Path(tmp), tag="v")
+        handle = store.create(domain, Path(tmp), tag="v", seed=db_seed)
         try:
             error = ""
             for a in actions:

@@ -42,7 +42,7 @@ from environments.db.calls import replay, run_call
 from environments.db.core import Domain
 from environments.db.mutators import MUTATORS
 from environments.db.settings import DbSettings
-from environments.db.store import Handle, Store, make_store
+from environments.db.store import Handle, Store, make_store, seed_of
 
 if TYPE_CHECKING:
     import typer
@@ -55,6 +55,7 @@ class DbEnvironment(Environment):
         self.ctx = ctx
         self.store = store
         self.domain: Domain | None = None
+        self.seed = 0  # the seed of the starting database (the task's `db_seed`, or the catalogue's)
         self.handle: Handle | None = None
         self.calls: list[dict[str, Any]] = []
         self.answers: list[str] = []
@@ -66,10 +67,11 @@ class DbEnvironment(Environment):
 
     async def reset(self, *, task: Task, seed: int | None = None) -> Observation:
         domain = domain_registry.get(str(task.config.metadata.get("domain", "")))
+        db_seed = seed_of(task.config.metadata)
         if self.handle is not None:
             await asyncio.to_thread(self.handle.drop)
-        self.domain = domain
-        self.handle = await asyncio.to_thread(self.store.create, domain, self.ctx.workdir)
+        self.domain, self.seed = domain, db_seed
+        self.handle = await asyncio.to_thread(self.store.create, domain, self.ctx.workdir, "s", db_seed)
         self.calls, self.answers, self.refusals, self.frozen = [], [], [], False
         return Observation(text=f"{task.prompt}\n\n{domain.policy}", data={"domain": domain.name,
                                                                            "today": domain.today.isoformat()})
@@ -113,10 +115,10 @@ class DbEnvironment(Environment):
         with handle.session() as s:
             final = dumping.dump(s.connection(), domain.base.metadata)
         writes = [c for c in self.calls if c["writes"] and c["ok"]]
-        replayed, failures = replay(self.store, domain, writes, self.ctx.workdir)
+        replayed, failures = replay(self.store, domain, writes, self.ctx.workdir, self.seed)
         dest.mkdir(parents=True)
         (dest / "schema.json").write_text(json.dumps(dumping.schema(domain.base.metadata), indent=1))
-        dumping.write_tables(self.store.initial(domain), dest / "initial")
+        dumping.write_tables(self.store.initial(domain, self.seed), dest / "initial")
         dumping.write_tables(final, dest / "final")
         dumping.write_tables(replayed, dest / "replayed")
         meta = {"domain": domain.name, "engine": self.store.engine_name, "replay_failures": failures}

@@ -1,8 +1,10 @@
 """Per-session databases: SQLite file copies by default, PostgreSQL databases when given a URL.
 
-Each domain's starting database is built once, deterministically, from the domain's seed (a
-*template*): a SQLite file under `<data_dir>/db-templates/`, or a PostgreSQL database named
-after the domain and a fingerprint of the code and seed that built it. A session gets its own
+Each domain's starting database is built once per seed, deterministically, from the domain's seed
+function (a *template*): a SQLite file under `<data_dir>/db-templates/`, or a PostgreSQL database
+named after the domain, a fingerprint of the code that built it and the seed. Hand-written tasks
+use the one catalogue seed (`domains.SEED`); a drawn task names its own (`metadata.db_seed`), so
+its answers come from a database no other task shares. A session gets its own
 copy (a file copy, or `CREATE DATABASE ... TEMPLATE`) and drops it when it closes, so
 concurrent sessions never see each other's rows.
 
@@ -20,6 +22,7 @@ import sqlite3
 import threading
 import uuid
 from abc import ABC, abstractmethod
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache
@@ -34,9 +37,10 @@ from sqlalchemy.pool import NullPool
 from environments.db import dump as dumping
 from environments.db.core import Domain
 from environments.db.domains import SEED
-from envhub.errors import EnvError
+from envhub.errors import EnvError, TaskInvalid
 
 HERE = Path(__file__).resolve().parent
+INITIAL_KEPT = 32  # starting databases whose dumps a store keeps in memory
 
 
 @lru_cache(maxsize=None)
@@ -48,12 +52,25 @@ def fingerprint(domain: Domain) -> str:
     return h.hexdigest()[:12]
 
 
-def build(engine: Engine, domain: Domain) -> None:
+def seed_of(metadata: dict) -> int:
+    """The seed of a task's starting database: its own `db_seed`, or the catalogue's."""
+    value = metadata.get("db_seed", SEED)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < 2**62:
+        raise TaskInvalid(f"metadata.db_seed must be a non-negative integer, not {value!r}")
+    return value
+
+
+def _suffix(seed: int) -> str:
+    """How a template's name tells its seed (the catalogue seed's keeps its historical name)."""
+    return "" if seed == SEED else f"-s{seed}"
+
+
+def build(engine: Engine, domain: Domain, seed: int = SEED) -> None:
     """Create the domain's tables and seed rows into an empty database."""
     domain.base.metadata.create_all(engine)
     order = {t.name: i for i, t in enumerate(domain.base.metadata.sorted_tables)}
     with Session(engine) as s:
-        domain.seed(s, SEED)
+        domain.seed(s, seed)
         pending = sorted(s.new, key=lambda o: (order[o.__table__.name], o.id))
         for obj in pending:  # insert parents before children: PostgreSQL checks foreign keys per row
             s.expunge(obj)
@@ -97,27 +114,34 @@ class Store(ABC):
     engine_name: str
 
     @abstractmethod
-    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> Handle:
-        """A fresh copy of the domain's template for one session."""
+    def create(self, domain: Domain, workdir: Path, tag: str = "s", seed: int = SEED) -> Handle:
+        """A fresh copy of the domain's template for `seed`, for one session."""
 
-    def initial(self, domain: Domain) -> dumping.Tables:
-        """The canonical dump of the starting database (cached per domain)."""
+    def initial(self, domain: Domain, seed: int = SEED) -> dumping.Tables:
+        """The canonical dump of the starting database (the most recent few kept: a drawn task's
+        seed is read by its session's export and its verifier's controls, then seldom again)."""
+        key = (domain.name, seed)
         with self._lock:
-            if domain.name not in self._initial:
-                handle = self.create(domain, Path(os.environ.get("TMPDIR", "/tmp")), tag="i")
-                try:
-                    with handle.engine.connect() as conn:
-                        self._initial[domain.name] = dumping.dump(conn, domain.base.metadata)
-                finally:
-                    handle.drop()
-            return self._initial[domain.name]
+            if key in self._initial:
+                self._initial.move_to_end(key)
+                return self._initial[key]
+            handle = self.create(domain, Path(os.environ.get("TMPDIR", "/tmp")), tag="i", seed=seed)
+            try:
+                with handle.engine.connect() as conn:
+                    tables = dumping.dump(conn, domain.base.metadata)
+            finally:
+                handle.drop()
+            self._initial[key] = tables
+            while len(self._initial) > INITIAL_KEPT:
+                self._initial.popitem(last=False)
+            return tables
 
     def close(self) -> None:  # noqa: B027 - optional
         """Release shared resources (connection pools)."""
 
     def __init__(self) -> None:
         self._lock = threading.RLock()
-        self._initial: dict[str, dumping.Tables] = {}
+        self._initial: OrderedDict[tuple[str, int], dumping.Tables] = OrderedDict()
 
 
 # --- SQLite ---------------------------------------------------------------------------------------
@@ -152,8 +176,8 @@ class SqliteStore(Store):
         super().__init__()
         self.root = data_dir / "db-templates"
 
-    def template(self, domain: Domain) -> Path:
-        path = self.root / f"{domain.name}-{fingerprint(domain)}.sqlite3"
+    def template(self, domain: Domain, seed: int = SEED) -> Path:
+        path = self.root / f"{domain.name}-{fingerprint(domain)}{_suffix(seed)}.sqlite3"
         if path.is_file():
             return path
         with self._lock:
@@ -163,14 +187,14 @@ class SqliteStore(Store):
             tmp = path.with_suffix(f".{uuid.uuid4().hex}.tmp")
             engine = create_engine(f"sqlite:///{tmp}", poolclass=NullPool)
             try:
-                build(engine, domain)
+                build(engine, domain, seed)
             finally:
                 engine.dispose()
             os.replace(tmp, path)  # atomic: another process building the same template is harmless
         return path
 
-    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> SqliteHandle:
-        src = self.template(domain)
+    def create(self, domain: Domain, workdir: Path, tag: str = "s", seed: int = SEED) -> SqliteHandle:
+        src = self.template(domain, seed)
         dest = workdir / f"{domain.name}-{tag}-{uuid.uuid4().hex[:8]}.sqlite3"
         try:
             shutil.copyfile(src, dest)
@@ -229,8 +253,8 @@ class PgStore(Store):
         except (exc.OperationalError, exc.InterfaceError) as e:
             raise EnvError(f"PostgreSQL is unreachable: {str(e).splitlines()[0][:300]}") from e
 
-    def template(self, domain: Domain) -> str:
-        name = f"envhub_tpl_{domain.name}_{fingerprint(domain)}"
+    def template(self, domain: Domain, seed: int = SEED) -> str:
+        name = f"envhub_tpl_{domain.name}_{fingerprint(domain)}{_suffix(seed).replace('-', '_')}"
         if name in self._templates:
             return name
         with self._lock:
@@ -239,7 +263,7 @@ class PgStore(Store):
                 self._exec(f'CREATE DATABASE "{build_name}"')
                 engine = create_engine(self.url.set(database=build_name), poolclass=NullPool)
                 try:
-                    build(engine, domain)
+                    build(engine, domain, seed)
                 except BaseException:
                     engine.dispose()
                     self.drop_database(build_name)
@@ -252,8 +276,8 @@ class PgStore(Store):
             self._templates.add(name)
         return name
 
-    def create(self, domain: Domain, workdir: Path, tag: str = "s") -> PgHandle:
-        tpl = self.template(domain)
+    def create(self, domain: Domain, workdir: Path, tag: str = "s", seed: int = SEED) -> PgHandle:
+        tpl = self.template(domain, seed)
         name = f"envhub_{tag}_{uuid.uuid4().hex[:16]}"
         try:
             self._exec(f'CREATE DATABASE "{name}" TEMPLATE "{tpl}"')

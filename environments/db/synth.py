@@ -27,6 +27,7 @@ from environments.db import domains as registry
 from environments.db import dump as dumping
 from environments.db.calls import run_call
 from environments.db.core import Domain
+from environments.db.domains import SEED
 from environments.db.intents import Ctx, Draft
 from environments.db.store import SqliteStore
 from verifiers.db_diff import diff
@@ -114,9 +115,9 @@ class Synth:
         self.scratch = scratch
         self.store = SqliteStore(scratch / "data")
 
-    def execute(self, domain: Domain, draft: Draft) -> dict[str, Any]:
+    def execute(self, domain: Domain, draft: Draft, db_seed: int = SEED) -> dict[str, Any]:
         """Run the draft's calls on a fresh copy; return the expected outcome (or raise ValueError)."""
-        handle = self.store.create(domain, self.scratch)
+        handle = self.store.create(domain, self.scratch, seed=db_seed)
         ruled_on: set[str] = set()  # rows the rules looked at when they rejected the forbidden calls
         looked_up: list[str] = []  # rows the oracle's look-ups showed before it refused
         try:
@@ -143,7 +144,7 @@ class Synth:
         finally:
             handle.drop()
         schema = dumping.schema(domain.base.metadata)
-        initial = self.store.initial(domain)
+        initial = self.store.initial(domain, db_seed)
         as_rows = {t: {"|".join(str(r[c]) for c in schema[t]["pk"]): r for r in rows} for t, rows in initial.items()}
         fin_rows = {t: {"|".join(str(r[c]) for c in schema[t]["pk"]): r for r in rows} for t, rows in final.items()}
         changes = diff(schema, as_rows, fin_rows)
@@ -163,8 +164,8 @@ class Synth:
             out["grounds"] = draft.grounds
         return out
 
-    def draft(self, domain: Domain, rng: random.Random, intent_index: int) -> Draft | None:
-        handle = self.store.create(domain, self.scratch)
+    def draft(self, domain: Domain, rng: random.Random, intent_index: int, db_seed: int = SEED) -> Draft | None:
+        handle = self.store.create(domain, self.scratch, seed=db_seed)
         try:
             with Session(handle.engine) as s:
                 intents = registry.intents(domain.name)
@@ -177,20 +178,24 @@ class Synth:
             handle.drop()
 
 
-def write_task(root: Path, domain: Domain, draft: Draft, name: str, expected: dict[str, Any]) -> Path:
-    folder = root / domain.name / name
+def write_task(root: Path, domain: Domain, draft: Draft, name: str, expected: dict[str, Any],
+               db_seed: int = SEED, task_id: str | None = None) -> Path:
+    """Write the task folder `root/<domain>/<name>` (or `root/<name>` for a given `task_id`, a drawn
+    set's task, whose database is its own `db_seed`)."""
+    folder = root / name if task_id else root / domain.name / name
     if folder.exists():
         shutil.rmtree(folder)
     (folder / "tests").mkdir(parents=True)
     (folder / "solution").mkdir()
-    task_id = f"db/{domain.name}/{name}"
+    task_id = task_id or f"db/{domain.name}/{name}"
     calls = len(draft.actions)
     config = {
         "id": task_id, "family": "db", "title": draft.title[:200], "difficulty": draft.difficulty,
         "tags": sorted({domain.name, draft.kind, *draft.tags}),
         "limits": {"step_timeout_s": 30, "max_steps": max(40, calls * 3), "verify_timeout_s": 120},
         "metadata": {"domain": domain.name, "template": draft.slug, "kind": draft.kind, "language": domain.language,
-                     "oracle_calls": calls, "initial_sha256": expected["initial_sha256"]},
+                     "oracle_calls": calls, "initial_sha256": expected["initial_sha256"],
+                     **({"db_seed": db_seed} if db_seed != SEED else {})},
     }
     (folder / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     prompt = textwrap.fill(draft.prompt, 100, break_long_words=False, break_on_hyphens=False) \

@@ -17,10 +17,12 @@ from tests.db.conftest import PG_URL
 
 pytestmark = pytest.mark.slow
 
-# One task per domain and kind (the full set is covered by `envhub validate --env db`).
+# One task per domain and kind (the full set is covered by `envhub validate --env db`), and drawn
+# tasks of two groups, each over a database of its own (`environments/db/generate.py`).
 SAMPLE = ["db/retail/place-order-001", "db/retail/ask-refundable-001", "db/retail/refuse-over-refund-001",
           "db/bank/own-transfer-001", "db/hr/payroll-run-001", "db/clinic/book-appointment-001",
-          "db/clinic/refuse-weekend-001", "db/logistics/delivery-manifest-001", "db/logistics/ask-heaviest-001"]
+          "db/clinic/refuse-weekend-001", "db/logistics/delivery-manifest-001", "db/logistics/ask-heaviest-001",
+          "db/drawn/3", "db/drawn/12"]
 
 
 async def step(m, sid: str, tool: str, **arguments):

@@ -1,0 +1,214 @@
+"""Task sets: a generator, its version and a seed range, as data.
+
+    tasks/<family>/<name>/
+        taskset.yaml       TaskSetConfig below: which generator, its version, how many seeds
+        validation.jsonl   the set's validation records, one line per seed (written by `envhub validate`)
+
+A set's task `<id>/<seed>` is a task folder like any other once materialised: the generator
+writes it, the same bytes on every machine, into a cache under the data directory named by a
+digest of the set file and the generator's package, so a changed generator materialises anew
+and an unchanged one never twice. The repository keeps the set file and one records file, not
+a folder per task; records are keyed, as every record is, by the task's files and the code that
+judges them (`envhub.validate.record`).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import importlib
+import json
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib.util import find_spec
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from envhub.errors import TaskFormatError
+
+SET_FILE = "taskset.yaml"
+RECORDS_FILE = "validation.jsonl"
+GENERATOR_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
+PARALLEL_FROM = 64  # missing seeds from which materialising uses a process per core
+
+log = logging.getLogger("envhub.tasks")
+
+#: A generator writes the task of one seed as `root/<seed>`, its id `<set id>/<seed>`.
+Generator = Callable[[str, int, Path], Path]
+
+
+class TaskSetConfig(BaseModel):
+    """`taskset.yaml`."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: str = Field(pattern=r"^[a-z0-9][a-z0-9_-]*/[a-z0-9][a-z0-9_-]*$", description="`<family>/<set>`.")
+    family: str
+    title: str = Field(min_length=1, max_length=200)
+    generator: str = Field(pattern=GENERATOR_PATTERN, description="`module:function` (see `Generator`).")
+    version: int = Field(ge=1, description="Bumped when the same seed should make another task.")
+    seeds: int = Field(ge=1, le=1_000_000, description="Seeds 0 .. seeds-1.")
+
+
+@dataclass(eq=False)
+class TaskSet:
+    config: TaskSetConfig
+    path: Path  # the set's folder in the tasks tree
+    _records: tuple[int, dict[int, dict[str, Any]]] | None = field(default=None, repr=False)
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    @property
+    def records_path(self) -> Path:
+        return self.path / RECORDS_FILE
+
+    @classmethod
+    def load(cls, path: Path) -> TaskSet:
+        cfg_path = path / SET_FILE
+        try:
+            raw = yaml.safe_load(cfg_path.read_text(encoding="utf-8")) or {}
+            config = TaskSetConfig.model_validate(raw)
+        except yaml.YAMLError as e:
+            raise TaskFormatError(f"{cfg_path}: not valid YAML: {e}", file=str(cfg_path)) from e
+        except ValidationError as e:
+            first = e.errors()[0]
+            name = ".".join(str(p) for p in first["loc"]) or "(root)"
+            raise TaskFormatError(f"{cfg_path}: field {name!r}: {first['msg']}", file=str(cfg_path),
+                                  field=name) from e
+        if config.id.split("/")[0] != config.family:
+            raise TaskFormatError(f"{cfg_path}: field 'id': must start with the family {config.family!r}",
+                                  file=str(cfg_path), field="id")
+        if not path.resolve().as_posix().endswith("/" + config.id.split("/", 1)[1]):
+            raise TaskFormatError(f"{cfg_path}: field 'id': {config.id!r} does not match folder {path.name!r}",
+                                  file=str(cfg_path), field="id")
+        return cls(config, path.resolve())
+
+    # --- materialising ----------------------------------------------------------------------------
+
+    def generator(self) -> Generator:
+        module, name = self.config.generator.split(":")
+        return getattr(importlib.import_module(module), name)
+
+    def digest(self) -> str:
+        """Names the cache: the set file and every file of the generator's top package folder
+        (a family's generator reads its family's code: intents, tools, seed data)."""
+        from envhub.tasks.model import tree_sha256
+
+        h = hashlib.sha256((self.path / SET_FILE).read_bytes())
+        module = self.config.generator.split(":")[0]
+        try:
+            spec = find_spec(module)
+        except ImportError:
+            spec = None
+        if spec is None or spec.origin is None:
+            raise TaskFormatError(f"{self.path / SET_FILE}: field 'generator': no module {module!r}",
+                                  file=str(self.path / SET_FILE), field="generator")
+        package = Path(spec.origin).parent
+        h.update(tree_sha256(package).encode())
+        return h.hexdigest()[:16]
+
+    def folder(self, cache: Path) -> Path:
+        """Where this set's tasks are materialised: `<cache>/<digest>/<family>/<set>/<seed>`."""
+        return cache / self.digest() / self.id
+
+    def missing(self, cache: Path) -> list[int]:
+        """Seeds whose task is not materialised yet."""
+        root = self.folder(cache)
+        return [s for s in range(self.config.seeds) if not (root / str(s) / "task.yaml").is_file()]
+
+    def materialize(self, cache: Path, seeds: range | None = None,
+                    advance: Callable[[], None] | None = None) -> dict[int, Path]:
+        """Every seed's task folder, writing those missing (in parallel when many are);
+        `advance` is called as each missing one is written (a progress bar)."""
+        root = self.folder(cache)
+        seeds = seeds if seeds is not None else range(self.config.seeds)
+        missing = [s for s in seeds if not (root / str(s) / "task.yaml").is_file()]
+        if missing:
+            root.mkdir(parents=True, exist_ok=True)
+            log.info("%s: materialising %d of %d tasks into %s", self.id, len(missing), len(seeds), root)
+            workers = min(os.cpu_count() or 1, 8)
+            if len(missing) >= PARALLEL_FROM and workers > 1:
+                # spawn, not fork: a server's threads must not be copied into a child mid-lock
+                with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
+                    for _ in pool.map(_materialize_one, [(self.config.generator, self.id, s, root) for s in missing],
+                                      chunksize=8):
+                        if advance:
+                            advance()
+            else:
+                for s in missing:
+                    _materialize_one((self.config.generator, self.id, s, root))
+                    if advance:
+                        advance()
+        return {s: root / str(s) for s in seeds}
+
+    # --- records ----------------------------------------------------------------------------------
+
+    def records(self) -> dict[int, dict[str, Any]]:
+        """Every seed's record (read again only when the file changed)."""
+        try:
+            version = self.records_path.stat().st_mtime_ns
+        except OSError:
+            return {}
+        if self._records is None or self._records[0] != version:
+            found: dict[int, dict[str, Any]] = {}
+            for line in self.records_path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                    found[int(rec.pop("seed"))] = rec
+                except (ValueError, KeyError, TypeError, AttributeError):
+                    continue  # a torn or hand-edited line is no record: the task reads as unvalidated
+            self._records = (version, found)
+        return self._records[1]
+
+    def record(self, seed: int) -> dict[str, Any] | None:
+        return self.records().get(seed)
+
+    def write_record(self, seed: int, record: dict[str, Any]) -> None:
+        """Set one seed's record; concurrent writers (validation jobs) take turns on a lock file,
+        and the file is replaced whole, so a reader never sees half of it."""
+        with open(self.path / f".{RECORDS_FILE}.lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            self._records = None
+            records = dict(self.records())
+            records[seed] = record
+            text = "".join(json.dumps({"seed": s, **records[s]}, sort_keys=True, separators=(",", ":")) + "\n"
+                           for s in sorted(records))
+            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{RECORDS_FILE}.")
+            with os.fdopen(fd, "w") as f:
+                f.write(text)
+            os.replace(tmp, self.records_path)
+            self._records = None
+
+
+def _materialize_one(job: tuple[str, str, int, Path]) -> None:
+    """Write one seed's folder beside its final place, then move it there in one rename (another
+    process materialising the same seed at once is harmless: the same bytes, the first wins)."""
+    generator, set_id, seed, root = job
+    module, name = generator.split(":")
+    fn: Generator = getattr(importlib.import_module(module), name)
+    final = root / str(seed)
+    if (final / "task.yaml").is_file():
+        return
+    with tempfile.TemporaryDirectory(prefix=f".{seed}-", dir=root) as tmp:
+        made = fn(set_id, seed, Path(tmp))
+        try:
+            os.rename(made, final)
+        except OSError:
+            if not (final / "task.yaml").is_file():
+                raise
+            shutil.rmtree(made, ignore_errors=True)
+
+
+def find_sets(root: Path) -> list[Path]:
+    """Folders below `root` that hold a set file."""
+    return sorted(p.parent for p in root.rglob(SET_FILE)) if root.is_dir() else []
