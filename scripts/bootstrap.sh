@@ -69,4 +69,6 @@ if [ "$langs" != none ]; then
   if [ "$langs" = all ]; then .venv/bin/envhub swe sources fetch
   else .venv/bin/envhub swe sources fetch $(printf -- '--language %s ' ${langs//,/ }); fi
 fi
+# The task sets' tasks (a generator and a seed range each), written once into the data folder.
+.venv/bin/envhub sets --materialize
 echo "set-up done in $((SECONDS - started)) s"

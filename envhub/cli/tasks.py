@@ -30,6 +30,10 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
                                                   "local catalog."),
                by: str = typer.Option(None, "--by", help="Count the tasks per value of this metadata key "
                                                         "instead (swe: language, package)."),
+               text: str = typer.Option(None, "--q", help="Only tasks whose id, title or prompt has this text "
+                                                         "(a set's id lists its tasks)."),
+               limit: int = typer.Option(0, min=0, help="Show at most this many tasks (0: all)."),
+               offset: int = typer.Option(0, min=0, help="Skip this many first (with --limit: a page)."),
                as_json: JsonOpt = False) -> None:
     """List tasks with their validation status, or count them per language, package, ... (`--by`)."""
     from envhub.tasks.catalog import Catalog
@@ -39,7 +43,12 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
 
         with EnvClient(url) as client:
             check_env(env, [e["name"] for e in client.envs()])
-            served = client.tasks(env=env, limit=5000)
+            served: list[dict[str, Any]] = []
+            while True:  # the API answers a page of at most 5,000
+                page = client.tasks(env=env, q=text, limit=5000, offset=len(served))
+                served += page
+                if len(page) < 5000:
+                    break
         rows = [{"id": t["id"], "env": t["env"], "title": t["title"], "difficulty": t["difficulty"],
                  "validation": t["validation"]["status"], "group": group_label(t["env"], t["metadata"]),
                  "by": (t["metadata"] or {}).get(by), "unavailable": t.get("unavailable")} for t in served]
@@ -49,7 +58,7 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
         from envhub import families
 
         catalog = Catalog(get_settings().tasks_dir)
-        tasks = catalog.filter(env=env)
+        tasks = catalog.filter(env=env, text=text)
         loaded = families.load(sorted({t.family for t in tasks} & set(families.available())))
         rows = [{"id": t.id, "env": t.family, "title": t.config.title, "difficulty": t.config.difficulty,
                  "validation": validation_status(t), "group": group_label(t.family, t.config.metadata),
@@ -57,12 +66,15 @@ def list_tasks(env: str = typer.Option(None, help="Only this family."),
     if by:
         _print_counts(rows, by, env, as_json)
         return
+    total = len(rows)
+    rows = rows[offset:offset + limit] if limit else rows[offset:]
     if as_json:
         print_json([{k: v for k, v in r.items() if k != "by"} for r in rows])
         return
     cells = [{**r, "validation": status_style(r["validation"]),
               "runs here": "[red]no[/red]" if r["unavailable"] else "[green]yes[/green]"} for r in rows]
-    table = fitted_table(f"{len(rows)} tasks" + (f" in {env}" if env else ""), cells,
+    shown = f"{len(rows)} tasks" if len(rows) == total else f"tasks {offset + 1}-{offset + len(rows)} of {total}"
+    table = fitted_table(shown + (f" in {env}" if env else ""), cells,
                           ["id", "group", "difficulty", "validation", "runs here", "title"],
                           spare=["group", "difficulty", "title"], flex=["group", "title"])
     console.print(table)

@@ -13,15 +13,18 @@ Per template (`--by-template`): a generator's template (db's `metadata.template`
 type) makes tasks whose answers a lazy policy can learn without reading any of them, which a mean
 over the whole family hides. `template_policies` adds, for each template, every answer its tasks'
 oracles submit, played as a constant on each of its tasks ("answer"), and each task played with a
-sibling's answer ("sibling": the answer of another task of the same template); `by_template`
+sibling's answer ("sibling": the answer of another task of the same template), both capped for a
+large template (`template_policies`); `by_template`
 reports each template's best constant answer, the siblings' and the generic policies' means.
 """
 
 from __future__ import annotations
 
+import random
 import re
 import shlex
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -187,19 +190,26 @@ def submitted(actions: list[ToolCall]) -> str | None:
     return answers[-1] if answers else None
 
 
-def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None]) -> list[tuple[Task, str, Policy]]:
-    """(task, policy name, policy) for every constant answer of each task's template and every
-    sibling's answer: `answer=A` submits A, `sibling=ID` submits task ID's answer."""
+def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None], *, constants: int = 5,
+                      siblings: int = 3) -> list[tuple[Task, str, Policy]]:
+    """(task, policy name, policy) for the constant answers of each task's template and its
+    siblings' answers: `answer=A` submits A on every task of the template, `sibling=ID` submits
+    task ID's answer. Played in full these are quadratic in a template's size, so a large
+    template plays its `constants` most common answers (a constant earns most where it is most
+    often the answer) and each task `siblings` of its siblings' answers, drawn by the task's id."""
     groups: dict[str, list[Task]] = {}
     for t in tasks:
         groups.setdefault(template_of(t), []).append(t)
     out: list[tuple[Task, str, Policy]] = []
     for group in groups.values():
         answers = {t.id: a for t in group if (a := answer_of(t)) is not None}
-        for answer in sorted(set(answers.values())):
+        common = Counter(answers.values()).most_common()
+        for answer, _ in sorted(common, key=lambda c: (-c[1], c[0]))[:constants]:
             out += [(t, f"answer={answer}", _constant(answer)) for t in group]
         for t in group:
-            out += [(t, f"sibling={sid}", _constant(a)) for sid, a in sorted(answers.items()) if sid != t.id]
+            others = sorted((sid, a) for sid, a in answers.items() if sid != t.id)
+            drawn = random.Random(t.id).sample(others, min(siblings, len(others)))
+            out += [(t, f"sibling={sid}", _constant(a)) for sid, a in sorted(drawn)]
     return out
 
 

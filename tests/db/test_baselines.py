@@ -41,10 +41,10 @@ def test_summary_flags_a_policy_over_the_target():
 
 
 def test_a_template_gets_its_constant_answers_and_siblings(db_hub):
-    """`template_policies`: every distinct oracle answer of a template played on each of its tasks,
-    and each task played with every sibling's answer; templates never mix."""
-    tasks = [t for t in db_hub.catalog.filter(env="db")
-             if t.config.metadata.get("template") in ("ask-booked-count", "ask-balance")]
+    """`template_policies`: every distinct oracle answer of a small template played on each of its
+    tasks, and each task played with every sibling's answer; templates never mix."""
+    tasks = [t for t in db_hub.catalog.filter(env="db") if t.taskset is None
+             and t.config.metadata.get("template") in ("ask-booked-count", "ask-balance")]
     family = db_hub.families["db"]
     answers = {t.id: bl.submitted(family.oracle_actions(t)) for t in tasks}
     plays = bl.template_policies(tasks, lambda t: answers[t.id])
@@ -56,12 +56,30 @@ def test_a_template_gets_its_constant_answers_and_siblings(db_hub):
             {a_id for a_id in answers if a_id != t.id and bl.template_of(db_hub.catalog.get(a_id)) == bl.template_of(t)}
 
 
+def test_a_large_template_plays_its_most_common_answers_and_a_few_siblings():
+    """Played in full, constants and siblings are quadratic in a template's size: a large one plays
+    its 5 most common answers (the best constant among them) and 3 siblings' answers per task."""
+    from types import SimpleNamespace
+
+    tasks = [SimpleNamespace(id=f"db/t/{i}", family="db", config=SimpleNamespace(metadata={"template": "q"}))
+             for i in range(40)]
+    answers = {t.id: "7" if i < 6 else "3" if i < 10 else str(100 + i) for i, t in enumerate(tasks)}
+    plays = bl.template_policies(tasks, lambda t: answers[t.id])  # type: ignore[arg-type]
+    constants = sorted({n for _, n, _ in plays if n.startswith("answer=")})
+    assert {"answer=7", "answer=3"} <= set(constants) and len(constants) == 5
+    for t in tasks:
+        sibs = [n for task, n, _ in plays if task is t and n.startswith("sibling=")]
+        assert len(sibs) == 3 and f"sibling={t.id}" not in sibs
+    assert len(plays) == 5 * 40 + 3 * 40
+
+
 async def test_by_template_finds_the_constant_answer_a_family_mean_hides(db_hub):
     """A template whose tasks share an answer: that answer, submitted without a look-up, earns the
     share of tasks it is right for, and a sibling's answer earns where siblings agree. The family's
     mean over the generic policies shows nothing of it."""
     template = "ask-booked-count"
-    tasks = [t for t in db_hub.catalog.filter(env="db") if t.config.metadata.get("template") == template]
+    tasks = [t for t in db_hub.catalog.filter(env="db")
+             if t.taskset is None and t.config.metadata.get("template") == template]
     family = db_hub.families["db"]
     answers = {t.id: bl.submitted(family.oracle_actions(t)) for t in tasks}
     common = max(set(answers.values()), key=list(answers.values()).count)
