@@ -49,5 +49,5 @@ def materialize(set_id: str, seed: int, root: Path, scratch: Path | None = None)
                 except ValueError:
                     continue
                 return write_task(root, domain, draft, str(seed), expected, db_seed=db_seed(seed),
-                                  task_id=f"{set_id}/{seed}")
+                                  task_id=f"{set_id}/{seed}", proxies=synth.proxies)
     raise RuntimeError(f"{set_id}: seed {seed} drew no task from any of its intents")

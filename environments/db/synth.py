@@ -114,6 +114,7 @@ class Synth:
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self.store = SqliteStore(scratch / "data")
+        self.proxies: dict[str, int] = {}  # the last executed draft's difficulty proxies
 
     def execute(self, domain: Domain, draft: Draft, db_seed: int = SEED) -> dict[str, Any]:
         """Run the draft's calls on a fresh copy; return the expected outcome (or raise ValueError)."""
@@ -154,6 +155,13 @@ class Synth:
             raise ValueError(f"a {draft.kind} task whose oracle changes the database")
         out = {"domain": domain.name, "kind": draft.kind, "diff": changes, "answer": draft.answer,
                "refusal": draft.kind == "refusal", "initial_sha256": dumping.tables_sha256(initial)}
+        self.proxies = {  # what makes the task hard, for its metadata (not its expectation)
+            "oracle_calls": len(draft.actions),
+            "rows_read": len(looked_up),
+            "rows_written": sum(len(c["updated"]) + len(c["added"]) + len(c["deleted"]) for c in changes.values()),
+            "tables": len({k.split("|", 1)[0] for k in looked_up} | set(changes)),
+            "rules": len(draft.forbidden) + (draft.kind == "refusal"),
+        }
         if draft.kind == "refusal":
             # What the refusal rests on: rows both the rule and the oracle's look-up looked at.
             out["evidence"] = [k for k in looked_up if k in ruled_on]
@@ -179,9 +187,9 @@ class Synth:
 
 
 def write_task(root: Path, domain: Domain, draft: Draft, name: str, expected: dict[str, Any],
-               db_seed: int = SEED, task_id: str | None = None) -> Path:
+               db_seed: int = SEED, task_id: str | None = None, proxies: dict[str, int] | None = None) -> Path:
     """Write the task folder `root/<domain>/<name>` (or `root/<name>` for a given `task_id`, a drawn
-    set's task, whose database is its own `db_seed`)."""
+    set's task, whose database is its own `db_seed`, with its difficulty `proxies`)."""
     folder = root / name if task_id else root / domain.name / name
     if folder.exists():
         shutil.rmtree(folder)
@@ -195,7 +203,8 @@ def write_task(root: Path, domain: Domain, draft: Draft, name: str, expected: di
         "limits": {"step_timeout_s": 30, "max_steps": max(40, calls * 3), "verify_timeout_s": 120},
         "metadata": {"domain": domain.name, "template": draft.slug, "kind": draft.kind, "language": domain.language,
                      "oracle_calls": calls, "initial_sha256": expected["initial_sha256"],
-                     **({"db_seed": db_seed} if db_seed != SEED else {})},
+                     **({"db_seed": db_seed} if db_seed != SEED else {}),
+                     **({"proxies": proxies} if proxies else {})},
     }
     (folder / "task.yaml").write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
     prompt = textwrap.fill(draft.prompt, 100, break_long_words=False, break_on_hyphens=False) \
