@@ -11,7 +11,9 @@ and a sibling's answer is not this task's.
 
 from __future__ import annotations
 
+import atexit
 import random
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -27,27 +29,39 @@ def db_seed(seed: int) -> int:
     return 1_000_000 + seed // GROUP
 
 
-def materialize(set_id: str, seed: int, root: Path, scratch: Path | None = None) -> Path:
+_synth: Synth | None = None
+
+
+def _shared_synth() -> Synth:
+    """One scratch store per process: the 8 seeds of a group draw on one database, built once."""
+    global _synth
+    if _synth is None:
+        scratch = Path(tempfile.mkdtemp(prefix="db-draw-"))
+        atexit.register(shutil.rmtree, scratch, True)
+        _synth = Synth(scratch)
+    return _synth
+
+
+def materialize(set_id: str, seed: int, root: Path) -> Path:
     """Write the task of `seed` as `root/<seed>` (its id `<set_id>/<seed>`); return the folder."""
     group = seed // GROUP
     domain = registry.get(registry.NAMES[group % len(registry.NAMES)])
     intents = registry.intents(domain.name)
     order = list(range(len(intents)))
     random.Random(f"order:{group}").shuffle(order)
-    with tempfile.TemporaryDirectory(prefix="db-draw-", dir=scratch) as tmp:
-        synth = Synth(Path(tmp))
-        # Position p of the group tries intents order[p], order[p + GROUP], ...: never another
-        # seed's of the same group.
-        for index in order[seed % GROUP::GROUP]:
-            for attempt in range(ATTEMPTS):
-                rng = random.Random(f"{set_id}:{seed}:{index}:{attempt}")
-                draft = synth.draft(domain, rng, index, db_seed=db_seed(seed))
-                if draft is None:
-                    continue
-                try:
-                    expected = synth.execute(domain, draft, db_seed(seed))
-                except ValueError:
-                    continue
-                return write_task(root, domain, draft, str(seed), expected, db_seed=db_seed(seed),
-                                  task_id=f"{set_id}/{seed}", proxies=synth.proxies)
+    synth = _shared_synth()
+    # Position p of the group tries intents order[p], order[p + GROUP], ...: never another
+    # seed's of the same group.
+    for index in order[seed % GROUP::GROUP]:
+        for attempt in range(ATTEMPTS):
+            rng = random.Random(f"{set_id}:{seed}:{index}:{attempt}")
+            draft = synth.draft(domain, rng, index, db_seed=db_seed(seed))
+            if draft is None:
+                continue
+            try:
+                expected = synth.execute(domain, draft, db_seed(seed))
+            except ValueError:
+                continue
+            return write_task(root, domain, draft, str(seed), expected, db_seed=db_seed(seed),
+                              task_id=f"{set_id}/{seed}", proxies=synth.proxies)
     raise RuntimeError(f"{set_id}: seed {seed} drew no task from any of its intents")
