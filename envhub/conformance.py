@@ -96,8 +96,10 @@ class ConformanceSuite:
         sid = created["session_id"]
         assert created["tools"] and all("inputSchema" in t for t in created["tools"]), "tools not in MCP shape"
         step = self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action}).json()
-        for key in ("observation", "reward", "done", "truncated", "failure", "trainable", "retryable"):
+        for key in ("observation", "reward", "terminated", "truncated", "done", "failure", "trainable", "retryable"):
             assert key in step, f"step answer lacks {key}"
+        # An ordinary step ends nothing; `done` is always `terminated or truncated`.
+        assert step["terminated"] is False and step["truncated"] is False and step["done"] is False, step
         state = self.http.get(f"/v1/sessions/{sid}").json()
         assert state["step_count"] == 1, state
         verdict = self.http.post(f"/v1/sessions/{sid}/verify").json()
@@ -172,6 +174,8 @@ class ConformanceSuite:
             ws.send(json.dumps({"op": "step", "id": 2, "data": {"action": self.action}}))
             b = json.loads(ws.recv())
             assert b["ok"] and "observation" in b["data"], b
+            ended = {k: b["data"].get(k) for k in ("terminated", "truncated", "done")}
+            assert ended == {"terminated": False, "truncated": False, "done": False}, b
             ws.send(json.dumps({"op": "verify", "id": 3}))
             c = json.loads(ws.recv())
             assert c["ok"] and "reward" in c["data"], c
@@ -189,6 +193,8 @@ class ConformanceSuite:
             ws.send(json.dumps({"type": "step", "data": self.action}))
             b = json.loads(ws.recv())
             assert b["type"] == "observation" and "reward" in b["data"], b
+            meta = b["data"]["metadata"]
+            assert meta.get("terminated") is False and meta.get("truncated") is False, b
             ws.send(json.dumps({"type": "state"}))
             c = json.loads(ws.recv())
             assert c["type"] == "state" and c["data"]["step_count"] == 1, c
@@ -210,8 +216,9 @@ class ConformanceSuite:
         assert reset["done"] is False and "observation" in reset, reset
         step = self.http.post(f"{prefix}/step", json={"action": self.action, "episode_id": reset["episode_id"]}).json()
         assert "observation" in step and step["done"] is False, step
+        assert step["metadata"].get("terminated") is False and step["metadata"].get("truncated") is False, step
         done = self.http.post(f"{prefix}/step", json={"action": {"tool": "submit"},
                                                       "episode_id": reset["episode_id"]}).json()
-        assert done["done"] is True, done
+        assert done["done"] is True and done["metadata"].get("terminated") is True, done
         stateless = self.http.post(f"{prefix}/step", json={"action": self.action, **extra}).json()
         assert "observation" in stateless, stateless

@@ -152,8 +152,15 @@ class StepRequest(BaseModel):
 class StepResult(_Response):
     observation: Observation
     reward: float | None = Field(description="Step reward; envhub families reward at verify, so usually null.")
-    done: bool = Field(description="The episode reached a terminal state (Gymnasium's `terminated`).")
-    truncated: bool = Field(description="The episode was cut off by a budget, not finished.")
+    terminated: bool = Field(description=(
+        "The episode reached a terminal state of its task (Gymnasium's `terminated`): it was verified, or its "
+        "family ended it. Nothing follows it: a trainer does not bootstrap past it."))
+    truncated: bool = Field(description=(
+        "A budget (the task's step or episode-time limit) cut the episode off before a terminal state "
+        "(Gymnasium's `truncated`): stop stepping, call verify; the state is not terminal, so a trainer "
+        "that bootstraps does so here."))
+    done: bool = Field(description=(
+        "The episode is over: `terminated or truncated` (OpenEnv's `done`, Gymnasium's old single flag)."))
     info: dict[str, Any] = Field(default_factory=dict)
     failure: FailureClass = FailureClass.ok
     trainable: bool = True
@@ -239,7 +246,10 @@ class SessionState(_Response):
     env: str
     task_id: str
     step_count: int
-    done: bool
+    terminated: bool = Field(description="The episode reached a terminal state (it was verified, or its family "
+                                         "ended it).")
+    truncated: bool = Field(description="A budget (steps, episode time) cut the episode off.")
+    done: bool = Field(description="The episode is over: `terminated or truncated`.")
     created_at: datetime
     lease_expires_at: datetime
     verified: bool

@@ -96,6 +96,19 @@ def in_process() -> Iterator[InProcess]:
         yield app
 
 
+def echo_with_step_budget(root: Path, max_steps: int) -> Path:
+    """A tasks folder under `root` holding echo/say-done with a step budget of `max_steps`: for the
+    tests of how a budget cuts an episode off (`truncated`). Returns the folder, for `tasks_dir`."""
+    tasks = root / "tasks"
+    task = tasks / "echo" / "say-done"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "tasks" / "echo" / "say-done", task)
+    config = task / "task.yaml"
+    limits = "limits: {step_timeout_s: 5, verify_timeout_s: 30}"
+    assert limits in config.read_text(), "echo/say-done's limits changed: update this helper"
+    config.write_text(config.read_text().replace(limits, limits[:-1] + f", max_steps: {max_steps}}}"))
+    return tasks
+
+
 @pytest.fixture
 def tasks_root() -> Path:
     return Path(__file__).resolve().parents[1] / "tasks"

@@ -117,7 +117,10 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
                 traj.num_tool_errors += 1
                 traj.turns[-1].failure = res.failure.value
             if call.tool in cfg.final_tools or res.done:
-                finish = "stop" if call.tool in cfg.final_tools else "env_done"
+                # A budget cut (`truncated`) stops the episode without a terminal state: it is still
+                # verified (the state so far is judged), but recorded as cut off, not as ended.
+                finish = ("stop" if call.tool in cfg.final_tools else
+                          "env_done" if res.terminated else "truncated")
                 # close the turn so the record renders as a whole conversation
                 closing = codec.closing(gen.token_ids)
                 traj.add_observation(closing)

@@ -9,8 +9,10 @@
 
 SkyRL's generator owns the tokens (its TI/TO path); this env owns the session. A malformed tool
 call is an error observation (the policy's); calling a final tool verifies and ends the episode
-with the verifier's reward. An infrastructure fault raises `InfraFault`: `BaseTextEnv` has no way to
-say "not trainable", and a reward of 0 would teach the policy that the fault was its own doing.
+with the verifier's reward, and so does a budget (the task's steps or time, or `max_turns`)
+cutting it off, whose `metadata["truncated"]` says so: not a terminal state. An infrastructure
+fault raises `InfraFault`: `BaseTextEnv` has no way to say "not trainable", and a reward of 0
+would teach the policy that the fault was its own doing.
 """
 
 from __future__ import annotations
@@ -66,25 +68,30 @@ class EnvhubTextEnv(BaseTextEnv):
             call = parse_tool_call(action)
         except AgentError as e:
             if out_of_turns:
-                return self._finish()
+                return self._finish(truncated=True)
             return BaseTextEnvStepOutput(observations=[{"role": "user", "content": f"error: {e.detail}"}],
                                          reward=0.0, done=False, metadata={"failure": "agent_error"})
         assert self.session_id is not None, "init() first"
         res = self.client.step(self.session_id, call.tool, **call.arguments)
         if not res.trainable:
             raise InfraFault(res.failure.value, res.observation.text)
-        if call.tool in self.final_tools or res.done or out_of_turns:
+        if call.tool in self.final_tools or res.terminated:
             return self._finish()
+        if res.truncated or out_of_turns:
+            # `BaseTextEnvStepOutput` has `done` only: a budget cut (the task's, or our turns) ends the
+            # episode too, and says so in the metadata: not a terminal state, for a trainer that bootstraps.
+            return self._finish(truncated=True)
         return BaseTextEnvStepOutput(observations=[{"role": "user", "content": res.observation.text}],
                                      reward=0.0, done=False, metadata={"failure": res.failure.value})
 
-    def _finish(self) -> BaseTextEnvStepOutput:
+    def _finish(self, truncated: bool = False) -> BaseTextEnvStepOutput:
         assert self.session_id is not None
         verdict = self.client.verify(self.session_id)
         if not verdict.trainable:
             raise InfraFault(verdict.failure_class.value, verdict.detail)
         return BaseTextEnvStepOutput(observations=[], reward=float(verdict.reward), done=True,
-                                     metadata={"passed": verdict.passed, "failure": verdict.failure_class.value})
+                                     metadata={"passed": verdict.passed, "failure": verdict.failure_class.value,
+                                               "truncated": truncated})
 
     def close(self) -> None:
         if self.session_id is not None:

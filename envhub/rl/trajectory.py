@@ -20,7 +20,10 @@ from typing import Any
 from envhub.errors import FailureClass
 
 SCHEMA_VERSION = 1
-FINISH_REASONS = ("stop", "length", "max_turns", "env_done", "budget", "error")
+#: How an episode ended: the policy stopped (a final tool), its turn hit the engine's length, the
+#: rollout's turn or token budget ran out, the environment ended it (`env_done`: a terminal state) or
+#: cut it off (`truncated`: the task's step or time budget, not a terminal state), or a fault.
+FINISH_REASONS = ("stop", "length", "max_turns", "env_done", "truncated", "budget", "error")
 
 
 @dataclass

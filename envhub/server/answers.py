@@ -38,8 +38,9 @@ class StepAnswer:
     protocol: str = PROTOCOL_VERSION
     observation: Observation
     reward: float | None
-    done: bool
+    terminated: bool
     truncated: bool
+    done: bool
     info: dict[str, Any]
     failure: FailureClass
     trainable: bool

@@ -103,5 +103,6 @@ class SessionMcp:
         return types.CallToolResult(
             content=[types.TextContent(type="text", text=r.observation.text)],
             structuredContent={"data": r.observation.data, "failure": r.failure.value, "trainable": r.trainable,
-                               "step": r.step, "done": r.done, "truncated": r.truncated},
+                               "step": r.step, "terminated": r.terminated, "truncated": r.truncated,
+                               "done": r.done},
             isError=r.observation.is_error)

@@ -98,7 +98,10 @@ class Session:
     last_used: float = field(default_factory=time.monotonic)
     started: float = field(default_factory=time.monotonic)
     step_count: int = 0
-    done: bool = False
+    #: How the episode ended, as Gymnasium means it: `terminated` at a terminal state of the task (it
+    #: was verified), `truncated` when a budget (steps, episode time) cut it off first. Both stay set.
+    terminated: bool = False
+    truncated: bool = False
     broken: EnvError | None = None
     #: The harness skin's tools (what the agent calls) and the family's own (what the skin calls).
     tools: dict[str, Tool] = field(default_factory=dict)
@@ -125,6 +128,11 @@ class Session:
     @property
     def workdir(self) -> Path:
         return self.sessions_dir / self.id
+
+    @property
+    def done(self) -> bool:
+        """The episode is over, either way (OpenEnv's `done`)."""
+        return self.terminated or self.truncated
 
     @property
     def header(self) -> EpisodeHeader:
@@ -441,14 +449,16 @@ class SessionManager:
         session.step_count += 1
         elapsed = time.monotonic() - started
         if truncated:
-            session.done = True
+            session.truncated = True
         entry = StepEntry.record(session.step_count, action, obs, failure, elapsed)
         session.log.append(entry)
         metrics.STEPS.labels(session.family.name, failure.value).inc()
         metrics.LATENCY.labels("step", session.family.name).observe(elapsed)
         self._notify("step_done", session, entry)
-        return StepAnswer(observation=obs, reward=None, done=session.done, truncated=truncated,
-                          info={"elapsed_s": round(elapsed, 6)}, failure=failure, trainable=failure.trainable,
+        # Truncation stays set: once a budget has cut the episode off, every later answer says it is over.
+        return StepAnswer(observation=obs, reward=None, terminated=session.terminated, truncated=session.truncated,
+                          done=session.done, info={"elapsed_s": round(elapsed, 6)}, failure=failure,
+                          trainable=failure.trainable,
                           retryable=failure.retryable, step=session.step_count)
 
     async def verify(self, session_id: str, caller: Caller | None = None) -> VerifyResult:
@@ -459,7 +469,7 @@ class SessionManager:
         async with session.lock:
             if session.result is None:
                 session.result = await self._verify_locked(session)
-                session.done = True
+                session.terminated = True
                 metrics.VERIFIES.labels(session.family.name, session.result.failure_class.value).inc()
                 metrics.LATENCY.labels("verify", session.family.name).observe(
                     session.result.timings.get("total_s", 0.0))
@@ -510,8 +520,8 @@ class SessionManager:
         s = self.get(session_id, caller)
         s.touch()
         return SessionState(session_id=s.id, env=s.family.name, task_id=s.task.id, step_count=s.step_count,
-                            done=s.done, created_at=s.created_at, lease_expires_at=s.lease_expires_at,
-                            verified=s.result is not None)
+                            terminated=s.terminated, truncated=s.truncated, done=s.done, created_at=s.created_at,
+                            lease_expires_at=s.lease_expires_at, verified=s.result is not None)
 
     async def close(self, session_id: str, caller: Caller | None = None) -> None:
         """Close a session; unknown ids are fine (idempotent), and so, doing nothing, is another's session."""

@@ -7,13 +7,16 @@ import asyncio
 import inspect
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from envhub.client import AsyncEnvClient, AsyncSession, EnvClient, Session
 from envhub.client.asgi import InProcess
-from envhub.errors import NotFound, RequestError
+from envhub.errors import EpisodeOver, NotFound, RequestError
+from envhub.server.app import create_app
+from tests.conftest import echo_with_step_budget, make_settings
 
 BASE = "http://envhub.test"
 TASK = "echo/say-done"
@@ -151,6 +154,28 @@ def test_a_run_call_by_call(twin: Twin, in_process: InProcess) -> None:
         assert other.list_runs()["total"] == 0
     finally:
         other.close()
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_both_twins_tell_a_budget_cut_from_a_terminal_state(kind: str, tmp_path: Path) -> None:
+    """A step past the task's step budget comes back `truncated`, not `terminated`, in both twins'
+    `StepResult` and `SessionState`; verify makes the episode terminated, and a step after it is refused."""
+    settings = make_settings(families=["echo"], tasks_dir=echo_with_step_budget(tmp_path, 1), store_enabled=False)
+    with InProcess(create_app(settings)) as app:
+        twin = Twin(kind, app)
+        try:
+            sid = twin.reset("echo", task_id=TASK).session_id
+            ordinary, cut = twin.step(sid, "echo", message="a"), twin.step(sid, "echo", message="b")
+            assert (ordinary.terminated, ordinary.truncated, ordinary.done) == (False, False, False)
+            assert (cut.terminated, cut.truncated, cut.done) == (False, True, True) and cut.failure == "agent_timeout"
+            state = twin.state(sid)
+            assert (state.terminated, state.truncated, state.done) == (False, True, True)
+            twin.verify(sid)
+            assert twin.state(sid).terminated
+            with pytest.raises(EpisodeOver):
+                twin.step(sid, "echo", message="c")
+        finally:
+            twin.close()
 
 
 @pytest.mark.parametrize("kind", ["sync", "async"])

@@ -15,7 +15,7 @@ from envhub.rl.policy import Generation
 from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group, run_episode
 from envhub.rl.trajectory import read_jsonl, write_jsonl
 from envhub.server.thread import serve_in_thread
-from tests.conftest import make_settings
+from tests.conftest import echo_with_step_budget, make_settings
 from tests.rl.conftest import ScriptedPolicy
 
 TASK = "db/bank/ask-balance-001"
@@ -84,6 +84,19 @@ def test_budget_ends_the_episode_before_the_engine(db_server, tokenizer) -> None
     t = run(db_server.url, policy, tok, cfg=cfg)
     assert t.finish_reason == "budget" and policy.prompts == []
     assert t.failure_class == "ok" and t.reward == 0.0  # out of budget is the policy's own outcome
+
+
+def test_the_tasks_step_budget_stops_the_episode_as_truncated(tokenizer, tmp_path) -> None:
+    """The server's step budget cuts the episode off (`truncated`): the rollout stops, still verifies
+    (the state so far is judged, trainable), and records the ending as a cut, not a terminal state."""
+    tok = tokenizer
+    policy = ScriptedPolicy([call(tok, "echo", message="done") for _ in range(3)], tok.eos_token_id)
+    settings = make_settings(families=["echo"], tasks_dir=echo_with_step_budget(tmp_path, 2), store_enabled=False)
+    with serve_in_thread(settings) as server:
+        t = run(server.url, policy, tok, task="echo/say-done", cfg=RolloutConfig(tools=["echo"], max_turns=8))
+    assert t.finish_reason == "truncated" and t.num_turns == 3 and policy.turns == []
+    assert t.failure_class == "ok" and t.trainable and t.reward == 1.0  # judged: "done" was said in the budget
+    assert [tr.failure for tr in t.turns if tr.role == "assistant"] == ["ok", "ok", "agent_timeout"]
 
 
 def test_unknown_task_is_not_trainable_and_gets_no_reward(db_server, tokenizer) -> None:

@@ -100,7 +100,8 @@ def test_openenv_submit_shows_no_check_message_over_its_client(live_server: Thre
         message = trainers_verdict(live_server, sid, token)  # while the socket holds the session
     assert_hidden_from_agent(json.dumps([final.observation, final.metadata]), message)
     assert final.done is True and final.reward == 0.0
-    assert final.metadata == SEEN and final.observation["metadata"] == SEEN
+    ended = {"terminated": True, "truncated": False}  # OpenEnv's `done`, told apart in every answer's metadata
+    assert final.metadata == {**SEEN, **ended} and final.observation["metadata"] == {**SEEN, **ended}
 
 
 def test_openenv_http_submit_shows_no_check_message(live_server: ThreadedServer) -> None:
@@ -112,4 +113,4 @@ def test_openenv_http_submit_shows_no_check_message(live_server: ThreadedServer)
         done = http.post("/step", json={"action": {"tool": "submit"}, "episode_id": sid}, headers=owner)
     assert done.status_code == 200, done.text
     assert_hidden_from_agent(done.text, trainers_verdict(live_server, sid, reset["client_token"]))
-    assert done.json()["metadata"] == SEEN
+    assert done.json()["metadata"] == {**SEEN, "terminated": True, "truncated": False}

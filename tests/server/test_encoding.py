@@ -55,8 +55,8 @@ def pydantic_text(model: BaseModel) -> str:
        failure=st.sampled_from(list(FailureClass)), reward=st.none() | st.floats())
 def test_a_step_answer_is_written_as_pydantic_writes_it(text, payload, info, step, failure, reward) -> None:
     obs = Observation(text=text, data=payload, is_error=failure != FailureClass.ok)
-    answer = StepAnswer(observation=obs, reward=reward, done=False, truncated=False, info=info, failure=failure,
-                        trainable=failure.trainable, retryable=failure.retryable, step=step)
+    answer = StepAnswer(observation=obs, reward=reward, terminated=False, truncated=False, done=False, info=info,
+                        failure=failure, trainable=failure.trainable, retryable=failure.retryable, step=step)
     model = answer.model()
     assert answer_json(answer) == answer_json(model) == pydantic_text(model)
 
@@ -120,9 +120,9 @@ def test_the_hot_answers_take_the_orjson_path_and_anything_else_goes_to_pydantic
         return real(self, **kwargs)
 
     monkeypatch.setattr(BaseModel, "model_dump_json", spy)
-    plain = StepAnswer(observation=Observation(text="hi", data={"n": 1}), reward=None, done=False, truncated=False,
-                       info={"at": datetime(2026, 12, 2, tzinfo=UTC)}, failure=FailureClass.ok, trainable=True,
-                       retryable=False, step=1)
+    plain = StepAnswer(observation=Observation(text="hi", data={"n": 1}), reward=None, terminated=False,
+                       truncated=False, done=False, info={"at": datetime(2026, 12, 2, tzinfo=UTC)},
+                       failure=FailureClass.ok, trainable=True, retryable=False, step=1)
     assert answer_json(plain) == real(plain.model(), by_alias=True)
     assert calls == []
     with_set = dataclasses.replace(plain, info={"ids": {1, 2}})  # orjson refuses a set; pydantic writes a list
@@ -131,9 +131,10 @@ def test_the_hot_answers_take_the_orjson_path_and_anything_else_goes_to_pydantic
 
 
 def test_an_unencodable_string_still_becomes_escape_text() -> None:
-    result = StepResult.model_construct(observation=Observation(text="ok"), reward=None, done=False, truncated=False,
-                                        info={"name": "bad \ud800"}, failure=FailureClass.ok, trainable=True,
-                                        retryable=False, step=1, protocol="envhub/1")
+    result = StepResult.model_construct(observation=Observation(text="ok"), reward=None, terminated=False,
+                                        truncated=False, done=False, info={"name": "bad \ud800"},
+                                        failure=FailureClass.ok, trainable=True, retryable=False, step=1,
+                                        protocol="envhub/1")
     assert '"name":"bad \\\\ud800"' in answer_json(result)
 
 

@@ -9,6 +9,8 @@ root (the environment is `env` in the reset data, else `settings.default_env`) o
   to end the episode and get `reward` and `done: true`; `metadata` holds the agent's view of the
   verdict (`VerifyResult.for_agent`: which checks held, no messages), and the trainer reads the
   whole answer at `POST /v1/sessions/{episode_id}/verify` with the same credentials;
+- OpenEnv has one `done`: here it is `terminated or truncated`, and every step answer's `metadata`
+  says which (`terminated`: verified; `truncated`: a step or time budget cut the episode off);
 - HTTP `/reset` keeps its session alive (leased) and returns its id as `episode_id`; `/step`
   with that `episode_id` continues it, so multi-step episodes also work over plain HTTP
   (OpenEnv's HTTP routes are stateless: without an `episode_id` `/step` behaves the same way,
@@ -71,16 +73,18 @@ def _reset_payload(created: SessionCreated) -> dict[str, Any]:
 
 def _step_payload(result: StepResult) -> dict[str, Any]:
     obs = result.observation.model_dump(mode="json")
-    meta = {"failure": result.failure.value, "trainable": result.trainable, "truncated": result.truncated,
-            "step": result.step}
+    # OpenEnv has `done` only (`terminated or truncated`): how the episode ended rides in the metadata.
+    meta = {"failure": result.failure.value, "trainable": result.trainable, "terminated": result.terminated,
+            "truncated": result.truncated, "step": result.step}
     obs.update(metadata=meta, done=result.done, reward=result.reward)
     return {"observation": obs, "reward": result.reward, "done": result.done, "metadata": meta}
 
 
-def _verify_payload(result: VerifyResult) -> dict[str, Any]:
-    """Submit's answer, which an agent's harness may show its model: the agent's view of the verdict."""
+def _verify_payload(result: VerifyResult, truncated: bool) -> dict[str, Any]:
+    """Submit's answer, which an agent's harness may show its model: the agent's view of the verdict,
+    and how the episode ended (verified: terminated; `truncated` too if a budget had cut it off)."""
     seen = result.for_agent()
-    meta = seen.model_dump(mode="json")
+    meta = {**seen.model_dump(mode="json"), "terminated": True, "truncated": truncated}
     obs = {"text": f"verified: {seen.text()}", "data": {},
            "is_error": not result.passed, "metadata": meta, "done": True, "reward": result.reward}
     return {"observation": obs, "reward": result.reward, "done": True, "metadata": meta}
@@ -90,7 +94,8 @@ async def _step_or_submit(manager: SessionManager, sid: str, action: Any, caller
     if not isinstance(action, dict):
         raise InvalidRequest(f"an action is {{'tool': NAME, 'arguments': {{...}}}}, not {type(action).__name__}")
     if action.get("tool") == SUBMIT:
-        return _verify_payload(await manager.verify(sid, caller))
+        result = await manager.verify(sid, caller)
+        return _verify_payload(result, manager.state(sid, caller).truncated)
     try:
         call = ToolCall.model_validate(action)
     except ValidationError as e:
