@@ -66,6 +66,8 @@ class Catalog:
             except TaskFormatError as e:
                 self.errors[taskset.path] = e
                 continue
+            if (failed := taskset.failure()) is not None:  # served: what was made; named: what was not
+                self.errors[taskset.path] = failed
             for folder in folders.values():
                 try:
                     task = _load_drawn(folder, taskset)

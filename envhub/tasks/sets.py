@@ -63,6 +63,7 @@ class TaskSet:
     config: TaskSetConfig
     path: Path  # the set's folder in the tasks tree
     _records: tuple[int, dict[int, dict[str, Any]]] | None = field(default=None, repr=False)
+    failures: list[str] = field(default_factory=list)  # seeds the last `materialize` could not make
 
     @property
     def id(self) -> str:
@@ -129,10 +130,13 @@ class TaskSet:
     def materialize(self, cache: Path, seeds: range | None = None,
                     advance: Callable[[], None] | None = None) -> dict[int, Path]:
         """Every seed's task folder, writing those missing (in parallel when many are);
-        `advance` is called as each missing one is written (a progress bar)."""
+        `advance` is called as each missing one is written (a progress bar). A seed the generator
+        fails on is left out and named in `failures`: a broken generator is the set's fault, and
+        it stops no other task from being served."""
         root = self.folder(cache)
         seeds = seeds if seeds is not None else range(self.config.seeds)
         missing = [s for s in seeds if not (root / str(s) / "task.yaml").is_file()]
+        failed: list[str] = []
         if missing:
             root.mkdir(parents=True, exist_ok=True)
             log.info("%s: materialising %d of %d tasks into %s", self.id, len(missing), len(seeds), root)
@@ -140,16 +144,26 @@ class TaskSet:
             if len(missing) >= PARALLEL_FROM and workers > 1:
                 # spawn, not fork: a server's threads must not be copied into a child mid-lock
                 with ProcessPoolExecutor(workers, mp_context=get_context("spawn")) as pool:
-                    for _ in pool.map(_materialize_one, [(self.config.generator, self.id, s, root) for s in missing],
-                                      chunksize=8):
+                    for error in pool.map(_materialize_one,
+                                          [(self.config.generator, self.id, s, root) for s in missing], chunksize=8):
+                        failed += [error] if error else []
                         if advance:
                             advance()
             else:
                 for s in missing:
-                    _materialize_one((self.config.generator, self.id, s, root))
+                    error = _materialize_one((self.config.generator, self.id, s, root))
+                    failed += [error] if error else []
                     if advance:
                         advance()
-        return {s: root / str(s) for s in seeds}
+        self.failures = failed
+        return {s: root / str(s) for s in seeds if (root / str(s) / "task.yaml").is_file()}
+
+    def failure(self) -> TaskFormatError | None:
+        """What the last `materialize` could not make, as the set's format error."""
+        if not self.failures:
+            return None
+        return TaskFormatError(f"{self.path / SET_FILE}: the generator failed on {len(self.failures)} seeds; "
+                               f"first: {self.failures[0]}", file=str(self.path / SET_FILE), field="generator")
 
     # --- records ----------------------------------------------------------------------------------
 
@@ -184,29 +198,36 @@ class TaskSet:
             text = "".join(json.dumps({"seed": s, **records[s]}, sort_keys=True, separators=(",", ":")) + "\n"
                            for s in sorted(records))
             fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{RECORDS_FILE}.")
+            os.fchmod(fd, 0o644)  # a file of the repository, not mkstemp's private one
             with os.fdopen(fd, "w") as f:
                 f.write(text)
             os.replace(tmp, self.records_path)
             self._records = None
 
 
-def _materialize_one(job: tuple[str, str, int, Path]) -> None:
+def _materialize_one(job: tuple[str, str, int, Path]) -> str | None:
     """Write one seed's folder beside its final place, then move it there in one rename (another
-    process materialising the same seed at once is harmless: the same bytes, the first wins)."""
+    process materialising the same seed at once is harmless: the same bytes, the first wins).
+    Returns what went wrong, or None."""
     generator, set_id, seed, root = job
-    module, name = generator.split(":")
-    fn: Generator = getattr(importlib.import_module(module), name)
     final = root / str(seed)
     if (final / "task.yaml").is_file():
-        return
-    with tempfile.TemporaryDirectory(prefix=f".{seed}-", dir=root) as tmp:
-        made = fn(set_id, seed, Path(tmp))
-        try:
-            os.rename(made, final)
-        except OSError:
-            if not (final / "task.yaml").is_file():
-                raise
-            shutil.rmtree(made, ignore_errors=True)
+        return None
+    try:
+        module, name = generator.split(":")
+        fn: Generator = getattr(importlib.import_module(module), name)
+        with tempfile.TemporaryDirectory(prefix=f".{seed}-", dir=root) as tmp:
+            made = fn(set_id, seed, Path(tmp))
+            try:
+                os.rename(made, final)
+            except OSError:
+                if not (final / "task.yaml").is_file():
+                    raise
+                shutil.rmtree(made, ignore_errors=True)
+    except Exception as e:  # the generator's own bug: named once the other seeds are written
+        log.warning("%s: seed %d: %s: %s", set_id, seed, type(e).__name__, e)
+        return f"seed {seed}: {type(e).__name__}: {str(e)[:300]}"
+    return None
 
 
 def find_sets(root: Path) -> list[Path]:

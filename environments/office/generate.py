@@ -14,8 +14,11 @@ statsmodels, scikit-learn); PDFs are made with the local LibreOffice.
 from __future__ import annotations
 
 import argparse
+import atexit
 import hashlib
 import json
+import random
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -113,6 +116,70 @@ def generate(out_dir: Path, seed: int, only: list[str] | None = None) -> list[Pa
         finally:
             lo.kill()
     return made
+
+
+# --- the drawn set (`tasks/office/drawn/taskset.yaml`) -----------------------------------------
+
+#: The share of a drawn set's tasks asked in Korean.
+KOREAN_SHARE = 0.16
+_PDF_ID = re.compile(rb"/ID \[ ?<([0-9A-F]+)>\s*<([0-9A-F]+)> ?\]")
+_PDF_CHECKSUM = re.compile(rb"(/DocChecksum /)([0-9A-F]+)")
+_PDF_DATE = re.compile(rb"(/(?:CreationDate|ModDate)\(D:)\d{14}([^)]*\))")
+_lo: LibreOffice | None = None
+
+
+def _office() -> LibreOffice:
+    """One LibreOffice per process for the PDF task types, killed when the process ends."""
+    global _lo
+    if _lo is None:
+        scratch = Path(tempfile.mkdtemp(prefix="office-draw-"))
+        _lo = LibreOffice(scratch)
+        atexit.register(lambda: (_lo.kill(), shutil.rmtree(scratch, True)) if _lo else None)
+    return _lo
+
+
+def _steady_pdfs(state: Path) -> None:
+    """LibreOffice writes the time, a checksum of the time-stamped file and a random trailer /ID into
+    every PDF; a set's task must be the same bytes on every machine, so the dates become a fixed
+    one, and the checksum and the ID a digest of the rest (all of the same length: the
+    cross-reference offsets stay right)."""
+    for pdf in sorted(state.rglob("*.pdf")):
+        data = _PDF_DATE.sub(lambda m: m[1] + b"20250101000000" + m[2], pdf.read_bytes())
+        digest = hashlib.md5(_PDF_CHECKSUM.sub(b"", _PDF_ID.sub(b"", data))).hexdigest().upper().encode()  # noqa: S324
+        data = _PDF_CHECKSUM.sub(lambda m, d=digest: m[1] + d[:len(m[2])], data, count=1)
+        pdf.write_bytes(_PDF_ID.sub(lambda m, d=digest: b"/ID [ <" + d[:len(m[1])] + b">\n<" + d[:len(m[2])] + b"> ]",
+                                    data, count=1))
+
+
+def draw(seed: int) -> tuple[str, str, str, int]:
+    """(task type, industry, language, data seed) of a drawn set's seed: the types in turn, the
+    industries in turn across them, about one in six in Korean, the data drawn per seed."""
+    types, industries = list(tasktypes.TYPES), list(INDUSTRIES)
+    ttype = types[seed % len(types)]
+    industry = industries[(seed // len(types)) % len(industries)]
+    lang = "ko" if random.Random(f"lang:{seed}").random() < KOREAN_SHARE else "en"
+    return ttype, industry, lang, task_seed(1_000_000 + seed, ttype, industry, lang)
+
+
+def materialize(set_id: str, seed: int, root: Path) -> Path:
+    """Write the drawn set's task of `seed` as `root/<seed>` (id `<set_id>/<seed>`)."""
+    ttype, industry, lang, data_seed = draw(seed)
+    with tempfile.TemporaryDirectory(prefix="office-draw-", dir=root) as tmp:
+        built = build_task(Path(tmp), ttype, industry, lang, data_seed,
+                           _office() if ttype in tasktypes.NEEDS_PDF else None)
+        if ttype in tasktypes.NEEDS_PDF:
+            _steady_pdfs(built / "state")
+            expected_path = built / "tests" / "expected.json"
+            expected = json.loads(expected_path.read_text(encoding="utf-8"))
+            expected["unchanged"] = {rel: _sha(built / "state" / rel) for rel in expected["unchanged"]}
+            expected_path.write_text(json.dumps(expected, ensure_ascii=False, indent=1), encoding="utf-8")
+        config_path = built / "task.yaml"
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+        config["id"] = f"{set_id}/{seed}"
+        config_path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
+        folder = root / str(seed)
+        built.rename(folder)
+    return folder
 
 
 def main() -> None:

@@ -103,3 +103,18 @@ def test_a_broken_set_file_is_named_and_stops_nothing(tmp_path, text, field):
     assert len(catalog.tasks) == 5  # the good set is served
     (error,) = catalog.errors.values()
     assert isinstance(error, TaskFormatError) and field in error.detail and "taskset.yaml" in error.detail
+
+
+def flaky(set_id: str, seed: int, root: Path) -> Path:
+    """A generator with a bug on seed 2."""
+    if seed == 2:
+        raise ZeroDivisionError("a bug in the generator")
+    return toy(set_id, seed, root)
+
+
+def test_a_generator_failing_on_a_seed_loses_only_that_task(tmp_path):
+    write_set(tmp_path / "tasks", generator="tests.core.test_task_sets:flaky")
+    catalog = Catalog(tmp_path / "tasks", tmp_path / "cache")
+    assert sorted(catalog.tasks) == [f"terminal/toy/{s}" for s in (0, 1, 3, 4)]
+    (error,) = catalog.errors.values()
+    assert "1 seeds" in error.detail and "seed 2: ZeroDivisionError: a bug in the generator" in error.detail
