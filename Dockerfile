@@ -71,6 +71,9 @@ ENV PATH=/opt/envhub/bin:$PATH ENVHUB_FAMILIES=${FAMILIES} \
     PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 USER envhub
 WORKDIR /app
+# The served families' task sets, materialised now so a replica starts serving at once (the hub
+# image serves echo, terminal and db; a family image its family).
+RUN envhub sets --materialize --env "${FAMILIES:-echo,terminal,db}" >/dev/null
 EXPOSE 8000
 HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=3 \
   CMD ["/opt/envhub/bin/python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8000/health', timeout=2)"]

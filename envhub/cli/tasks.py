@@ -114,11 +114,15 @@ def _print_counts(rows: list[dict[str, Any]], by: str, env: str | None, as_json:
 def task_sets(materialize: bool = typer.Option(False, "--materialize",
                                                help="Write every set's missing tasks now (an install step; a "
                                                     "hub does it at start otherwise)."),
+              env: str = typer.Option(None, help="Only these families' sets (comma-separated)."),
               as_json: JsonOpt = False) -> None:
     """The task sets (a generator, its version and a seed range) and how many of their tasks are validated."""
     from envhub.tasks.catalog import Catalog
 
-    catalog = Catalog(get_settings().tasks_dir)
+    families = [f.strip() for f in env.split(",") if f.strip()] if env else None
+    for family in families or ():
+        check_env(family)
+    catalog = Catalog(get_settings().tasks_dir, families=families)
     if materialize:
         with progress_bar(quiet=as_json) as progress:
             for taskset in catalog.sets.values():

@@ -51,7 +51,7 @@ class Hub:
     def build(cls, settings: Settings) -> Hub:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         families = family_registry.load(settings.families)
-        catalog = Catalog(settings.tasks_dir, settings.task_sets_cache)
+        catalog = Catalog(settings.tasks_dir, settings.task_sets_cache, families)
         backend = make_backend(settings)
         verifier = VerifierRunner(settings, backend, warm=warm_verify_enabled())
         manager = SessionManager(settings, families, catalog, backend, verifier)

@@ -20,9 +20,11 @@ class Catalog:
     `envhub validate`, which rejects them.
     """
 
-    def __init__(self, root: Path, cache: Path | None = None) -> None:
+    def __init__(self, root: Path, cache: Path | None = None, families: Iterable[str] | None = None) -> None:
         self.root = root.resolve()
         self._cache = cache
+        #: Only these families' sets are materialised and listed (a server's); None: every set.
+        self.families = set(families) if families is not None else None
         self.errors: dict[Path, TaskFormatError] = {}
 
     @property
@@ -43,7 +45,8 @@ class Catalog:
             except TaskFormatError as e:
                 self.errors[folder] = e
                 continue
-            found[taskset.id] = taskset
+            if self.families is None or taskset.config.family in self.families:
+                found[taskset.id] = taskset
         return found
 
     @cached_property

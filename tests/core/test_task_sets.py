@@ -22,7 +22,7 @@ def toy(set_id: str, seed: int, root: Path) -> Path:
     CALLS.append(seed)
     folder = root / str(seed)
     (folder / "tests").mkdir(parents=True)
-    (folder / "task.yaml").write_text(f"id: {set_id}/{seed}\nfamily: terminal\ntitle: task {seed}\n"
+    (folder / "task.yaml").write_text(f"id: {set_id}/{seed}\nfamily: {set_id.split('/')[0]}\ntitle: task {seed}\n"
                                       f"metadata: {{seed: {seed}}}\n")
     (folder / "prompt.md").write_text(f"Write {seed * 7} into answer.txt\n")
     (folder / "tests" / "test_answer.py").write_text(f"def test_answer():\n    assert {seed * 7} == 0\n")
@@ -118,3 +118,12 @@ def test_a_generator_failing_on_a_seed_loses_only_that_task(tmp_path):
     assert sorted(catalog.tasks) == [f"terminal/toy/{s}" for s in (0, 1, 3, 4)]
     (error,) = catalog.errors.values()
     assert "1 seeds" in error.detail and "seed 2: ZeroDivisionError: a bug in the generator" in error.detail
+
+
+def test_a_server_materialises_only_its_families_sets(tmp_path):
+    write_set(tmp_path / "tasks")
+    write_set(tmp_path / "tasks", set_id="db/toy")
+    CALLS.clear()
+    catalog = Catalog(tmp_path / "tasks", tmp_path / "cache", families=["db"])
+    assert sorted(catalog.tasks) == [f"db/toy/{s}" for s in range(5)] and list(catalog.sets) == ["db/toy"]
+    assert sorted(CALLS) == list(range(5))  # the terminal set was not written
