@@ -176,6 +176,12 @@ def materialize(set_id: str, seed: int, root: Path) -> Path:
         config_path = built / "task.yaml"
         config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
         config["id"] = f"{set_id}/{seed}"
+        actions = json.loads((built / "solution" / "actions.json").read_text(encoding="utf-8"))
+        config["metadata"]["proxies"] = {  # what makes the task hard (`envhub show`, calibration)
+            "oracle_calls": len(actions), "inputs": len(config["metadata"]["inputs"]),
+            "deliverables": len(config["metadata"]["deliverables"]),
+            "checks": sum(t.read_text().count("@check(") for t in sorted((built / "tests").glob("test_*.py"))),
+        }
         config_path.write_text(yaml.safe_dump(config, allow_unicode=True, sort_keys=False), encoding="utf-8")
         folder = root / str(seed)
         built.rename(folder)
