@@ -142,6 +142,8 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
     (`--by-template`: per generator template, with each template's constant answers and siblings')."""
     from envhub.validate import baselines as bl
 
+    learned_from: dict[tuple[str, str], str] = {}
+
     async def run() -> list:
         hub = make_hub(settings.model_copy(update={"families": sorted({t.family for t in tasks}),
                                                 "store_enabled": False}))
@@ -154,6 +156,7 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
                 except EnvhubError:
                     return None
             plays += bl.template_policies(tasks, answer_of)
+            learned_from.update(bl.sources(tasks, answer_of))
         outcomes = []
         try:
             with progress_bar(quiet=as_json) as progress:
@@ -170,7 +173,7 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
         return outcomes
 
     outcomes = asyncio.run(run())
-    rows = bl.by_template(outcomes) if by_template else bl.summarize(outcomes)
+    rows = bl.by_template(outcomes, learned_from) if by_template else bl.summarize(outcomes)
     data = {"target": bl.TARGET, "tasks": len(tasks), "baselines": rows,
             "episodes": [vars(o) for o in outcomes]}
     if report:
@@ -180,7 +183,8 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
     elif by_template:
         table = Table("template", "policy", "tasks", "judged", "mean reward", "",
                       title=f"constant-policy baselines per template over {len(tasks)} tasks (target: mean <= "
-                            f"{bl.TARGET}; answer: the template's best constant answer, sibling: another task's)")
+                            f"{bl.TARGET}; answer: the template's best constant answer, held out from the task "
+                            f"it came from; sibling: another task's)")
         for r in rows:
             policy = f"answer {r['answer']!r}" if r["policy"] == "answer" else r["policy"]
             table.add_row(r["template"], policy, str(r["tasks"]), str(r["judged"]), f"{r['mean_reward']:.4f}",

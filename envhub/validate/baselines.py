@@ -252,14 +252,33 @@ def summarize(outcomes: list[Outcome]) -> list[dict[str, Any]]:
     return rows
 
 
-def by_template(outcomes: list[Outcome]) -> list[dict[str, Any]]:
+def sources(tasks: list[Task], answer_of: Callable[[Task], str | None]) -> dict[tuple[str, str], str]:
+    """(template, answer) -> the task a constant answer is learned from: the first, by id, whose
+    oracle submits it."""
+    found: dict[tuple[str, str], str] = {}
+    for t in sorted(tasks, key=lambda t: t.id):
+        if (a := answer_of(t)) is not None:
+            found.setdefault((template_of(t), a), t.id)
+    return found
+
+
+def by_template(outcomes: list[Outcome], learned_from: dict[tuple[str, str], str] | None = None
+                ) -> list[dict[str, Any]]:
     """Per template: each generic policy's mean reward, the best constant answer's (`answer`, with
     the answer) and the siblings' (`sibling`: a task answered with another task's answer); masked
-    episodes are counted apart. `ok`: at most `TARGET`."""
+    episodes are counted apart. `ok`: at most `TARGET`.
+
+    With `learned_from` (`sources`), a constant is scored held out, as a learner meets it: on the
+    template's tasks but the one it was learned from (there it is that task's own answer, right by
+    construction, which would put a floor of 1/k under every template of k tasks); every other
+    task that shares the answer still counts."""
     groups: dict[tuple[str, str], list[Outcome]] = {}
     for o in outcomes:
         kind = o.policy.split("=", 1)[0]
         key = o.policy if kind == "answer" else kind
+        if kind == "answer" and learned_from is not None and \
+                learned_from.get((o.template or o.family, o.policy.split("=", 1)[1])) == o.task_id:
+            continue
         groups.setdefault((o.template or o.family, key), []).append(o)
     means: dict[tuple[str, str], dict[str, Any]] = {}
     for (template, policy), group in groups.items():

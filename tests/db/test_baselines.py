@@ -90,6 +90,10 @@ async def test_by_template_finds_the_constant_answer_a_family_mean_hides(db_hub)
     rows = {r["policy"]: r for r in bl.by_template(outcomes)}
     share = sum(a == common for a in answers.values()) / len(answers)
     assert rows["answer"]["answer"] == common and rows["answer"]["mean_reward"] == pytest.approx(share, abs=1e-4)
+    # held out from the task it was learned from, a constant earns only where other tasks share it
+    held = {r["policy"]: r for r in bl.by_template(outcomes, bl.sources(tasks, lambda t: answers[t.id]))}
+    others = (sum(a == common for a in answers.values()) - 1) / (len(answers) - 1)
+    assert held["answer"]["mean_reward"] == pytest.approx(others, abs=1e-4) and held["answer"]["tasks"] == len(tasks) - 1
     pairs = [(a, b) for a in answers for b in answers if a != b]
     agree = sum(answers[a] == answers[b] for a, b in pairs) / len(pairs)
     assert rows["sibling"]["mean_reward"] == pytest.approx(agree, abs=1e-4)
