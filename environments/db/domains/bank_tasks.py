@@ -207,14 +207,64 @@ def refuse_card_limit(c: Ctx) -> Draft:
 def refuse_frozen_withdraw(c: Ctx) -> Draft:
     a = c.pick(_accounts(c, status="frozen"))
     g = grounds("account_not_open", a.id)
-    prompt = c.say(f"Withdraw $200.00 in cash from account {a.number}.",
-                   f"Customer wants $200.00 out of account {a.number} at the counter.")
+    amount = c.rng.randint(4, 60) * 2500
+    prompt = c.say(f"Withdraw ${money(amount)} in cash from account {a.number}.",
+                   f"Customer wants ${money(amount)} out of account {a.number} at the counter.")
     return Draft("refuse-frozen-withdrawal", f"Withdraw from frozen {a.number}", prompt,
                  [call("search_accounts", number=a.number), refuse(g, "the account is frozen")],
-                 "refusal", grounds=g, forbidden=[call("withdraw", account_id=a.id, amount=200, memo="cash")],
+                 "refusal", grounds=g, forbidden=[call("withdraw", account_id=a.id, amount=amount / 100, memo="cash")],
                  tags=["policy"])
 
 
+def ask_loan_outstanding(c: Ctx) -> Draft:
+    loan = c.pick(list(c.s.scalars(select(Loan).where(Loan.status == "active").order_by(Loan.id))))
+    cust = c.s.get(Customer, loan.customer_id)
+    value = money(loan.outstanding_cents)
+    prompt = c.say(f"How much does {cust.name} still owe on their loan?",
+                   f"{cust.name} (customer #{cust.id}) asks for the outstanding balance of their loan. What is it?",
+                   f"What is left to repay on {cust.name}'s loan?")
+    return Draft("ask-loan-outstanding", f"Outstanding loan of {cust.name}", prompt,
+                 [call("get_customer", customer_id=cust.id), call("submit_answer", answer=value)], "read",
+                 answer=scalar(value))
+
+
+def ask_deposits(c: Ctx) -> Draft:
+    a = c.pick([a for a in _accounts(c) if c.s.scalars(select(Transaction).where(
+        Transaction.account_id == a.id, Transaction.kind == "deposit")).first()])
+    total = sum(t.amount_cents for t in c.s.scalars(select(Transaction).where(
+        Transaction.account_id == a.id, Transaction.kind == "deposit")))
+    prompt = c.say(f"What is the total of all deposits posted to account {a.number}?",
+                   f"Add up every deposit on account {a.number} and give me the sum.")
+    return Draft("ask-deposits", f"Deposits into {a.number}", prompt,
+                 [call("search_accounts", number=a.number),
+                  call("list_transactions", account_id=a.id, kind="deposit", limit=100),
+                  call("submit_answer", answer=money(total))], "read", answer=scalar(money(total)),
+                 difficulty="medium")
+
+
+def refuse_loan_overpay(c: Ctx) -> Draft:
+    options = []
+    for loan in c.s.scalars(select(Loan).where(Loan.status == "active").order_by(Loan.id)):
+        for a in _accounts(c):
+            if a.customer_id == loan.customer_id:
+                options.append((loan, a))
+    loan, a = c.pick(options)
+    amount = (loan.outstanding_cents // 100 + c.pick([100, 500, 2500])) * 100
+    cust = _owner(c, a)
+    g = grounds("loan_overpayment", money(loan.outstanding_cents))
+    prompt = c.say(f"{cust.name} wants to pay off loan #{loan.id} with ${money(amount)} from account {a.number}.",
+                   f"Apply a ${money(amount)} payment to loan {loan.id}, debiting {cust.name}'s account {a.number}.")
+    return Draft("refuse-loan-overpayment", f"Overpayment of loan {loan.id}", prompt,
+                 [call("get_loan", loan_id=loan.id), refuse(g, "the payment exceeds what is outstanding")],
+                 "refusal", grounds=g,
+                 forbidden=[call("make_loan_payment", loan_id=loan.id, from_account_id=a.id, amount=amount / 100)],
+                 difficulty="medium", tags=["policy", "multi-entity"])
+
+
+#: Not drawn (issue #38): `refuse_card_limit`, whose figure is the cap itself (one constant states
+#: it on every database), and `refuse_frozen_withdraw`, whose figure (an account id among the few
+#: dozen of a database) repeats from one database to the next. They stay for the tasks written
+#: from them.
 INTENTS = [update_phone, do_deposit, ask_balance, refuse_overdraw, own_transfer, bonus_batch, loan_payment,
-           ask_total, refuse_close, report_fraud, ask_frozen, card_limit, refuse_card_limit, unfreeze, ask_fees,
-           refuse_frozen_withdraw]
+           ask_total, refuse_close, report_fraud, ask_frozen, card_limit, refuse_loan_overpay, unfreeze, ask_fees,
+           ask_loan_outstanding, ask_deposits]

@@ -227,5 +227,151 @@ def refuse_overpay(c: Ctx) -> Draft:
                  forbidden=[call("pay_invoice", invoice_id=inv.id, amount=over)], tags=["policy"])
 
 
-INTENTS = [update_phone, book, ask_count, refuse_weekend, cancel, cancel_doctor_day, pay, ask_due, refuse_double_book,
-           reschedule, ask_prescribed, complete_and_prescribe, refuse_overpay, ask_doctor_of]
+def _overlaps(a: Appointment, start: dt.datetime, end: dt.datetime) -> bool:
+    return a.starts_at < end and start < a.ends_at
+
+
+def _booked_by_day(c: Ctx) -> dict[dt.date, list[Appointment]]:
+    out: dict[dt.date, list[Appointment]] = {}
+    for a in _appts(c, "booked"):
+        out.setdefault(a.starts_at.date(), []).append(a)
+    return out
+
+
+def ask_booked_patients(c: Ctx) -> Draft | None:
+    # Not how many (1 to 3 on every doctor's day, so a constant earns it): who.
+    d = c.pick(_doctors(c))
+    day = c.pick(sorted({a.starts_at.date() for a in _appts(c, "booked") if a.doctor_id == d.id}))
+    appts = [a for a in _appts(c, "booked") if a.doctor_id == d.id and a.starts_at.date() == day]
+    names = sorted({c.s.get(Patient, a.patient_id).name for a in appts})
+    if len(names) != len(appts):
+        return None
+    prompt = c.say(f"{day}에 {d.name} 선생님(의사번호 {d.id})께 예약(booked)된 환자는 누구인가요? "
+                   "이름을 모두 알려 주세요.",
+                   f"의사번호 {d.id}번 선생님의 {day} 예약 환자 명단을 쉼표로 구분해 알려 주세요.")
+    return Draft("ask-booked-patients", f"{d.name} {day} 예약 환자", prompt,
+                 [call("list_appointments", doctor_id=d.id, date=day.isoformat(), status="booked")]
+                 + [call("get_patient", patient_id=a.patient_id) for a in appts]
+                 + [call("submit_answer", answer=", ".join(names))], "read", answer=items(*[[n] for n in names]),
+                 difficulty="medium", tags=["multi-entity"])
+
+
+def ask_unpaid_invoices(c: Ctx) -> Draft:
+    # Not one invoice's balance (a handful of fee levels, so a constant earns it): which invoices.
+    unpaid: dict[int, list[Invoice]] = {}
+    for inv in c.s.scalars(select(Invoice).where(Invoice.status == "unpaid").order_by(Invoice.id)):
+        unpaid.setdefault(c.s.get(Appointment, inv.appointment_id).patient_id, []).append(inv)
+    p = c.s.get(Patient, c.pick(sorted(unpaid)))
+    done = [a for a in c.s.scalars(select(Appointment).where(Appointment.patient_id == p.id,
+                                                             Appointment.status == "completed")
+                                   .order_by(Appointment.starts_at, Appointment.id))]
+    ids = [str(i.id) for i in unpaid[p.id]]
+    prompt = c.say(f"{p.name} 환자(환자번호 {p.id})의 청구서 중 아직 다 수납되지 않은 것은 어느 것인가요? "
+                   "청구서 번호를 알려 주세요.",
+                   f"환자번호 {p.id}번 {p.name}님의 미납 청구서 번호를 모두 알려 주세요.")
+    return Draft("ask-unpaid-invoices", f"{p.name} 미납 청구서", prompt,
+                 [call("get_patient", patient_id=p.id)]
+                 + [call("list_invoices", appointment_id=a.id) for a in done]
+                 + [call("submit_answer", answer=", ".join(ids))], "read", answer=items(*[[i] for i in ids]),
+                 difficulty="hard", tags=["multi-entity"])
+
+
+def ask_booked_phone(c: Ctx) -> Draft:
+    a = c.pick([x for x in _appts(c, "booked") if x.starts_at > NOW])
+    p, d = c.s.get(Patient, a.patient_id), c.s.get(Doctor, a.doctor_id)
+    prompt = c.say(f"{a.starts_at:%Y-%m-%d %H:%M}에 {d.name} 선생님(의사번호 {d.id})께 예약된 환자에게 "
+                   "연락해야 합니다. 그 환자의 전화번호는 무엇인가요?",
+                   f"의사번호 {d.id}번 선생님의 {a.starts_at:%Y-%m-%d %H:%M} 예약 환자 연락처(전화번호)를 알려 주세요.")
+    return Draft("ask-booked-phone", f"{d.name} {a.starts_at:%m-%d %H:%M} 예약 환자 연락처", prompt,
+                 [call("list_appointments", doctor_id=d.id, date=a.starts_at.date().isoformat(), status="booked"),
+                  call("get_patient", patient_id=p.id), call("submit_answer", answer=p.phone)], "read",
+                 answer=scalar(p.phone), difficulty="medium", tags=["multi-entity"])
+
+
+def ask_patient_doctors(c: Ctx) -> Draft | None:
+    p = c.pick(_patients(c))
+    seen = sorted({c.s.get(Doctor, a.doctor_id).name for a in c.s.scalars(
+        select(Appointment).where(Appointment.patient_id == p.id, Appointment.status == "completed"))})
+    if not 1 <= len(seen) <= 5:
+        return None
+    prompt = c.say(f"{p.name} 환자(환자번호 {p.id})가 진료를 마친(completed) 적이 있는 의사 선생님은 누구인가요? "
+                   "이름을 모두 알려 주세요.",
+                   f"환자번호 {p.id}번의 완료된 진료를 맡았던 의사 이름을 쉼표로 구분해 답해 주세요.")
+    return Draft("ask-patient-doctors", f"{p.name} 진료 의사", prompt,
+                 [call("list_appointments", patient_id=p.id, status="completed"), call("search_doctors", limit=20),
+                  call("submit_answer", answer=", ".join(seen))], "read", answer=items(*[[n] for n in seen]),
+                 difficulty="medium", tags=["multi-entity"])
+
+
+def refuse_patient_conflict(c: Ctx) -> Draft:
+    # The patient, not the doctor, is taken at that time: the figure is the patient's appointment.
+    by_day = _booked_by_day(c)
+    future = [a for a in _appts(c, "booked") if a.starts_at.date() > TODAY]
+    c.rng.shuffle(future)
+    doctors = _doctors(c)
+    for a in future:  # the first appointment (in a drawn order) another doctor could take instead
+        options = []
+        for d in doctors:
+            if d.id == a.doctor_id or not d.starts_hour <= a.starts_at.hour < d.ends_hour \
+                    or a.ends_at > dt.datetime.combine(a.starts_at.date(), dt.time(d.ends_hour)):
+                continue
+            clash = [x for x in by_day[a.starts_at.date()] if _overlaps(x, a.starts_at, a.ends_at)
+                     and (x.doctor_id == d.id or x.patient_id == a.patient_id)]
+            if [x.id for x in clash] == [a.id]:
+                options.append(d)
+        if options:
+            d = c.pick(options)
+            break
+    else:
+        raise LookupError("no appointment another doctor is free for")
+    p = c.s.get(Patient, a.patient_id)
+    g = grounds("time_conflict", a.id)
+    prompt = c.say(f"{p.name} 환자(환자번호 {p.id})를 {a.starts_at:%Y-%m-%d %H:%M}에 "
+                   f"{d.name} 선생님(의사번호 {d.id})께 예약해 주세요.",
+                   f"환자번호 {p.id}번을 의사번호 {d.id}번에게 {a.starts_at:%Y-%m-%d %H:%M} 진료로 잡아 주세요.")
+    return Draft("refuse-patient-conflict", f"{p.name} 환자 중복 예약", prompt,
+                 [call("list_appointments", patient_id=p.id, status="booked"),
+                  refuse(g, "환자에게 같은 시간에 다른 예약이 있습니다")], "refusal", grounds=g,
+                 forbidden=[call("book_appointment", patient_id=p.id, doctor_id=d.id,
+                                 starts_at=f"{a.starts_at:%Y-%m-%dT%H:%M}")], difficulty="medium", tags=["policy"])
+
+
+def refuse_reschedule_conflict(c: Ctx) -> Draft:
+    booked = _appts(c, "booked")
+    by_day = _booked_by_day(c)
+    future = [a for a in booked if a.starts_at > NOW]
+    c.rng.shuffle(future)
+    for a in future:  # the first appointment (in a drawn order) with a slot of its doctor's to clash with
+        options = []
+        for b in booked:
+            if b.id == a.id or b.doctor_id != a.doctor_id or b.starts_at.date() <= TODAY:
+                continue
+            end = b.starts_at + (a.ends_at - a.starts_at)
+            clash = [x for x in by_day[b.starts_at.date()] if x.id != a.id and _overlaps(x, b.starts_at, end)
+                     and (x.doctor_id == a.doctor_id or x.patient_id == a.patient_id)]
+            if [x.id for x in clash] == [b.id]:
+                options.append(b)
+        if options:
+            b = c.pick(options)
+            break
+    else:
+        raise LookupError("no booked slot to move an appointment onto")
+    d = c.s.get(Doctor, a.doctor_id)
+    g = grounds("time_conflict", b.id)
+    prompt = c.say(f"예약번호 {a.id}번 진료를 {b.starts_at:%Y-%m-%d %H:%M}(으)로 옮겨 주세요.",
+                   f"{c.s.get(Patient, a.patient_id).name} 환자의 {d.name} 선생님 예약(번호 {a.id})을 "
+                   f"{b.starts_at:%Y-%m-%d %H:%M}(으)로 변경해 주세요.")
+    return Draft("refuse-reschedule-conflict", f"예약 {a.id} 변경 시간 중복", prompt,
+                 [call("list_appointments", doctor_id=d.id, date=b.starts_at.date().isoformat(), status="booked"),
+                  refuse(g, "그 시간에 이미 다른 예약이 있습니다")], "refusal", grounds=g,
+                 forbidden=[call("reschedule_appointment", appointment_id=a.id,
+                                 starts_at=f"{b.starts_at:%Y-%m-%dT%H:%M}")], difficulty="medium", tags=["policy"])
+
+
+#: Not drawn (issue #38): `ask_count`, `ask_due` and `ask_prescribed`, whose answers (1 to 3
+#: appointments, a few fee levels, seven drugs) repeat from one database to the next, and
+#: `refuse_weekend` and `refuse_overpay`, whose figures (a weekday, a fee level) do too. They stay
+#: for the tasks written from them.
+INTENTS = [update_phone, book, ask_booked_patients, refuse_patient_conflict, cancel, cancel_doctor_day, pay,
+           ask_unpaid_invoices, refuse_double_book, reschedule, ask_booked_phone, complete_and_prescribe,
+           refuse_reschedule_conflict, ask_doctor_of, ask_patient_doctors]

@@ -106,14 +106,41 @@ def payroll_run(c: Ctx) -> Draft | None:
                  difficulty="hard", tags=["long"])
 
 
-def ask_headcount(c: Ctx) -> Draft:
+def ask_dept_payroll(c: Ctx) -> Draft:
+    # Not the headcount (10 to 19 on every database, so a constant earns it): the salaries' sum.
     dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
-    n = len([e for e in _active(c) if e.department_id == dept.id])
-    prompt = c.say(f"How many active employees does the {dept.name} department have?",
-                   f"What is the current active headcount of {dept.name}?")
-    return Draft("ask-headcount", f"Headcount of {dept.name}", prompt,
-                 [call("search_employees", department_id=dept.id, status="active", limit=100),
-                  call("submit_answer", answer=str(n))], "read", answer=scalar(n))
+    staff = [e for e in _active(c) if e.department_id == dept.id]
+    if not staff:
+        raise LookupError(f"no active staff in {dept.name}")
+    total = sum(e.salary_cents for e in staff)
+    prompt = c.say(f"What is the combined annual salary of all active employees in {dept.name}?",
+                   f"Budget check: add up the yearly salaries of the active {dept.name} staff and report the total.")
+    return Draft("ask-dept-payroll", f"Annual payroll of {dept.name}", prompt,
+                 [call("list_departments"), call("search_employees", department_id=dept.id, status="active", limit=100),
+                  call("submit_answer", answer=money(total))], "read", answer=scalar(money(total)),
+                 difficulty="medium")
+
+
+def ask_hire_date(c: Ctx) -> Draft:
+    e = c.pick(_active(c))
+    prompt = c.say(f"When did {e.name} join the company? Give the hire date (YYYY-MM-DD).",
+                   f"Look up {e.name}'s hire date for their service anniversary card.")
+    return Draft("ask-hire-date", f"Hire date of {e.name}", prompt,
+                 [call("search_employees", name=e.name), call("submit_answer", answer=e.hired_on.isoformat())],
+                 "read", answer=scalar(e.hired_on.isoformat()))
+
+
+def ask_longest_serving(c: Ctx) -> Draft | None:
+    dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
+    staff = sorted((e for e in _active(c) if e.department_id == dept.id), key=lambda e: e.hired_on)
+    if len(staff) < 2 or staff[0].hired_on == staff[1].hired_on:
+        return None
+    prompt = c.say(f"Who is the longest-serving active employee in {dept.name}?",
+                   f"Among active {dept.name} staff, who was hired first? Give their name.")
+    return Draft("ask-longest-serving", f"Longest-serving in {dept.name}", prompt,
+                 [call("list_departments"), call("search_employees", department_id=dept.id, status="active", limit=100),
+                  call("submit_answer", answer=staff[0].name)], "read", answer=scalar(staff[0].name, staff[0].id),
+                 difficulty="medium")
 
 
 def ask_salary(c: Ctx) -> Draft:
@@ -152,6 +179,21 @@ def ask_most_leave(c: Ctx) -> Draft | None:
                  difficulty="medium")
 
 
+def ask_title_earners(c: Ctx) -> Draft | None:
+    title = c.pick(sorted({e.title for e in _active(c)}))
+    floor = c.rng.randint(12, 28) * 5_000_00
+    found = [e for e in _active(c) if e.title == title and e.salary_cents >= floor]
+    if not 1 <= len(found) <= 5:
+        return None
+    prompt = c.say(f"Which active employees with the title {title} earn ${money(floor)} a year or more? "
+                   "List their names.",
+                   f"Salary review: name every active {title} whose annual salary is at least ${money(floor)}.")
+    return Draft("ask-title-earners", f"{title}s earning {money(floor)} or more", prompt,
+                 [call("search_employees", title=title, status="active", limit=100),
+                  call("submit_answer", answer=", ".join(e.name for e in found))], "read",
+                 answer=items(*[[e.name] for e in found]), difficulty="medium")
+
+
 def refuse_overlap(c: Ctx) -> Draft:
     sh = c.pick([x for x in c.s.scalars(select(Shift).order_by(Shift.id)) if x.starts_at.date() > TODAY])
     e = c.s.get(Employee, sh.employee_id)
@@ -172,7 +214,7 @@ def refuse_big_raise(c: Ctx) -> Draft:
     new = e.salary_cents * c.pick([130, 140, 150]) // 100 // 100 * 100
     g = grounds("raise_over_limit", money(e.salary_cents))
     prompt = c.say(f"Raise {e.name}'s salary to ${money(new)} a year, effective now.",
-                   f"Update employee #{e.id}'s pay to ${money(new)} per year.")
+                   f"Update the pay of employee #{e.id} ({e.name}) to ${money(new)} per year.")
     return Draft("refuse-big-raise", f"Oversized raise for {e.name}", prompt,
                  [call("get_employee", employee_id=e.id), refuse(g, "raises are limited to 20% at a time")],
                  "refusal", grounds=g,
@@ -205,6 +247,11 @@ def refuse_terminated_shift(c: Ctx) -> Draft:
                                  role="floor")], tags=["policy"])
 
 
-INTENTS = [raise_salary, schedule_shift, ask_headcount, refuse_overlap, approve, payroll_run, move_department,
-           ask_salary, refuse_big_raise, terminate, ask_on_shift, drop_shift, refuse_leave, ask_most_leave,
-           refuse_terminated_shift]
+#: Not drawn (issue #38; ask-headcount, 10 to 19 on every database, became ask-dept-payroll):
+#: `ask_salary` (one of 119 round salaries, so a few of 40 databases share one), `refuse_leave`, whose figure (a leave
+#: balance of 0 to 25 days) repeats from one database to the next, and `refuse_terminated_shift`,
+#: whose figure is the id of one of a few terminated employees among 80. They stay for the tasks
+#: written from them.
+INTENTS = [raise_salary, schedule_shift, ask_dept_payroll, refuse_overlap, approve, payroll_run, move_department,
+           ask_title_earners, refuse_big_raise, terminate, ask_on_shift, drop_shift, ask_hire_date, ask_most_leave,
+           ask_longest_serving]

@@ -183,5 +183,94 @@ def refuse_inactive_carrier(c: Ctx) -> Draft:
                  forbidden=[call("assign_carrier", shipment_id=sh.id, carrier_id=car.id)], tags=["policy"])
 
 
-INTENTS = [assign, ask_status, refuse_early_delivery, ship, manifest, deliver, ask_in_transit, refuse_cancel_shipped,
-           cancel, readdress, ask_heaviest, create, refuse_inactive_carrier, ask_unassigned]
+def ask_shipped_at(c: Ctx) -> Draft:
+    # Not the status (four values, so a constant earns it): when it left.
+    sh = c.pick([x for x in _ships(c, "in_transit") + _ships(c, "delivered") if x.shipped_at is not None])
+    at = f"{sh.shipped_at:%Y-%m-%d %H:%M}"
+    prompt = c.say(f"When did shipment {sh.tracking_no} ship? Give the date and time (YYYY-MM-DD HH:MM).",
+                   f"The recipient of {sh.tracking_no} asks when it left the warehouse. What is its shipping time "
+                   "(YYYY-MM-DD HH:MM)?")
+    return Draft("ask-shipped-at", f"Shipping time of {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("submit_answer", answer=at)], "read",
+                 answer=scalar(at, f"{sh.shipped_at:%Y-%m-%dT%H:%M}"))
+
+
+def ask_transit_weight(c: Ctx) -> Draft:
+    # Not how many (a dozen or so for each carrier, so a constant earns it): the load in grams.
+    car = c.pick(_carriers(c))
+    moving = [x for x in _ships(c, "in_transit") if x.carrier_id == car.id]
+    if not moving:
+        raise LookupError(f"{car.name} has nothing in transit")
+    grams = sum(x.weight_g for x in moving)
+    prompt = c.say(f"What is the total weight, in grams, of the shipments {car.name} has in transit right now?",
+                   f"Add up the weights (grams) of every in-transit shipment handled by {car.name}.")
+    return Draft("ask-transit-weight", f"In-transit load of {car.name}", prompt,
+                 [call("list_carriers"), call("search_shipments", carrier_id=car.id, status="in_transit", limit=100),
+                  call("submit_answer", answer=str(grams))], "read", answer=scalar(grams, f"{grams} g"),
+                 difficulty="medium")
+
+
+def ask_heaviest_recipient(c: Ctx) -> Draft | None:
+    # The recipient, not the tracking number: a tracking number is a function of the shipment's id,
+    # and the heaviest waiting shipment's id repeats from one database to the next.
+    wh = c.pick(list(c.s.scalars(select(Warehouse).order_by(Warehouse.id))))
+    waiting = sorted((x for x in _ships(c, "created") if x.origin_id == wh.id), key=lambda x: -x.weight_g)
+    if len(waiting) < 2 or waiting[0].weight_g == waiting[1].weight_g:
+        return None
+    prompt = c.say(f"Among shipments waiting at {wh.code} (status created), which is the heaviest? Who is it addressed "
+                   "to (the recipient's name)?",
+                   f"Whose parcel is the heaviest not-yet-shipped shipment at warehouse {wh.code}? Give the recipient.")
+    return Draft("ask-heaviest-recipient", f"Recipient of the heaviest waiting at {wh.code}", prompt,
+                 [call("list_warehouses"), call("search_shipments", origin_id=wh.id, status="created", limit=100),
+                  call("submit_answer", answer=waiting[0].recipient)], "read", answer=scalar(waiting[0].recipient),
+                 difficulty="medium")
+
+
+def ask_recipient(c: Ctx) -> Draft:
+    sh = c.pick(list(c.s.scalars(select(Shipment).order_by(Shipment.id))))
+    prompt = c.say(f"Who is the recipient of shipment {sh.tracking_no}?",
+                   f"A caller asks about {sh.tracking_no}; whom is it addressed to? Give the recipient's name.")
+    return Draft("ask-recipient", f"Recipient of {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("submit_answer", answer=sh.recipient)],
+                 "read", answer=scalar(sh.recipient))
+
+
+def ask_city_in_transit(c: Ctx) -> Draft | None:
+    city = c.pick(sorted({x.destination_city for x in _ships(c, "in_transit")}))
+    car = c.pick(_carriers(c))
+    found = [x for x in _ships(c, "in_transit") if x.destination_city == city and x.carrier_id == car.id]
+    if not 1 <= len(found) <= 6:
+        return None
+    prompt = c.say(f"Which shipments is {car.name} carrying to {city} right now (in transit)? "
+                   "List the tracking numbers.",
+                   f"Tracking numbers of the in-transit {car.name} shipments bound for {city}, please.")
+    return Draft("ask-city-in-transit", f"{car.name} in transit to {city}", prompt,
+                 [call("list_carriers"),
+                  call("search_shipments", carrier_id=car.id, status="in_transit", destination_city=city, limit=100),
+                  call("submit_answer", answer=", ".join(x.tracking_no for x in found))], "read",
+                 answer=items(*[[x.tracking_no] for x in found]), difficulty="medium")
+
+
+def refuse_backdated_delivery(c: Ctx) -> Draft:
+    # The delivery time named is the shipment's creation: before it shipped, as the events show.
+    sh = c.pick([x for x in _ships(c, "in_transit") if x.shipped_at is not None])
+    at = sh.shipped_at - dt.timedelta(minutes=c.pick([30, 45, 90, 150]))
+    g = grounds("before_shipped", f"{sh.shipped_at:%Y-%m-%d %H:%M}", f"{sh.shipped_at:%Y-%m-%dT%H:%M}")
+    prompt = c.say(f"{sh.recipient} says shipment {sh.tracking_no} reached them at {at:%Y-%m-%d %H:%M}. Record the "
+                   "delivery with that time.",
+                   f"Close out {sh.tracking_no} (to {sh.destination_city}): delivered {at:%Y-%m-%d %H:%M} per the "
+                   "signed receipt.")
+    return Draft("refuse-backdated-delivery", f"Backdated delivery of {sh.tracking_no}", prompt,
+                 [call("search_shipments", tracking_no=sh.tracking_no), call("get_shipment", shipment_id=sh.id),
+                  refuse(g, "the delivery time predates the shipping")], "refusal", grounds=g,
+                 forbidden=[call("mark_delivered", shipment_id=sh.id, delivered_at=_t(at))], difficulty="medium",
+                 tags=["policy"])
+
+
+#: Not drawn (issue #38): `ask_status`, `ask_in_transit` and `ask_heaviest` (four statuses, a
+#: dozen-odd shipments per carrier, tracking numbers that are functions of ids), and
+#: `refuse_cancel_shipped` and `refuse_inactive_carrier`, whose figures (a status, the one inactive
+#: carrier's id) one constant states. They stay for the tasks written from them.
+INTENTS = [assign, ask_shipped_at, refuse_early_delivery, ship, manifest, deliver, ask_transit_weight, ask_recipient,
+           cancel, readdress, ask_heaviest_recipient, create, refuse_backdated_delivery, ask_unassigned,
+           ask_city_in_transit]

@@ -94,7 +94,7 @@ def place_order(c: Ctx) -> Draft:
     return Draft("place-order", f"Place and pay an order for {cust.name}", prompt,
                  [call("create_order", customer_id=cust.id,
                        items=[{"product_id": p.id, "quantity": q} for q, p in zip(qty, prods, strict=True)]),
-                  call("pay_order", order_id=int(c.s.scalar(select(Order.id).order_by(Order.id.desc()))) + 1,
+                  call("pay_order", order_id=int(c.s.scalar(select(Order.id).order_by(Order.id.desc())) or 0) + 1,
                        method=method)],
                  "write", difficulty="medium", tags=["multi-entity"])
 
@@ -149,16 +149,34 @@ def ask_refundable(c: Ctx) -> Draft:
                  answer=scalar(value))
 
 
-def ask_order_count(c: Ctx) -> Draft:
+def ask_orders_total(c: Ctx) -> Draft:
+    # Not a count of orders (almost always 1 to 4, so a constant earns it): the sum of their totals.
     status = c.pick(["delivered", "paid", "shipped", "pending"])
-    # A customer who has some: a count that is always 0 would be earned by a constant answer.
     cust = c.s.get(Customer, c.pick(sorted({o.customer_id for o in _orders(c, status)})))
-    n = len([o for o in _orders(c, status) if o.customer_id == cust.id])
-    prompt = c.say(f"How many {status} orders does {cust.name} have?",
-                   f"Count the orders of customer {cust.name} whose status is {status}.")
-    return Draft("ask-order-count", f"Count {status} orders of {cust.name}", prompt,
+    total = sum(o.total_cents for o in _orders(c, status) if o.customer_id == cust.id)
+    prompt = c.say(f"What do {cust.name}'s {status} orders add up to? Give the combined order total in dollars.",
+                   f"Sum the order totals of every {status} order of customer {cust.name} and report the amount.",
+                   f"Customer #{cust.id} ({cust.name}) asks how much their {status} orders come to in total.")
+    return Draft("ask-orders-total", f"Total of {cust.name}'s {status} orders", prompt,
                  [call("search_orders", customer_id=cust.id, status=status, limit=100),
-                  call("submit_answer", answer=str(n))], "read", answer=scalar(n))
+                  call("submit_answer", answer=money(total))], "read", answer=scalar(money(total)),
+                 difficulty="medium")
+
+
+def ask_category_stock(c: Ctx) -> Draft:
+    cat = c.pick(CATEGORIES)
+    active = c.rng.random() < 0.5
+    prods = [p for p in c.s.scalars(select(Product).where(Product.category == cat).order_by(Product.id))
+             if p.active or not active]
+    if not prods:
+        raise LookupError(f"no {cat} products")
+    units = sum(p.stock for p in prods)
+    scope = "active " if active else ""
+    prompt = c.say(f"How many units do we hold in stock across all {scope}{cat} products combined?",
+                   f"Add up the stock of every {scope}product in the {cat} category: how many units is that?")
+    return Draft("ask-category-stock", f"Units in stock of {scope}{cat}", prompt,
+                 [call("search_products", category=cat, **({"active": True} if active else {}), limit=100),
+                  call("submit_answer", answer=str(units))], "read", answer=scalar(units), difficulty="medium")
 
 
 def ask_buyer_email(c: Ctx) -> Draft:
@@ -173,17 +191,19 @@ def ask_buyer_email(c: Ctx) -> Draft:
 
 def ask_out_of_stock(c: Ctx) -> Draft | None:
     cat = c.pick(CATEGORIES)
-    threshold = c.pick([3, 5, 8])
+    threshold = c.rng.randint(3, 60)
     found = [p for p in c.s.scalars(select(Product).where(Product.category == cat).order_by(Product.id))
-             if p.stock <= threshold]
-    if not 1 <= len(found) <= 5:
+             if p.active and p.stock <= threshold]
+    # Names, not SKUs: a product's SKU is a function of its id, and the low-stock ids repeat from
+    # one database to the next.
+    if not 2 <= len(found) <= 6:
         return None
-    prompt = c.say(f"Which {cat} products have {threshold} or fewer units in stock? List their SKUs.",
-                   f"List the SKUs of all products in the {cat} category with stock of at most {threshold}.")
+    prompt = c.say(f"Which active {cat} products have {threshold} or fewer units in stock? List their names.",
+                   f"Name every active product in the {cat} category with stock of at most {threshold} units.")
     return Draft("ask-low-stock", f"Low-stock {cat} products", prompt,
-                 [call("search_products", category=cat, max_stock=threshold, limit=100),
-                  call("submit_answer", answer=", ".join(p.sku for p in found))], "read",
-                 answer=items(*[[p.sku] for p in found]), difficulty="medium")
+                 [call("search_products", category=cat, active=True, max_stock=threshold, limit=100),
+                  call("submit_answer", answer=", ".join(p.name for p in found))], "read",
+                 answer=items(*[[p.name] for p in found]), difficulty="medium")
 
 
 def ask_top_item(c: Ctx) -> Draft:
@@ -214,6 +234,23 @@ def refuse_over_refund(c: Ctx) -> Draft:
                  difficulty="medium", tags=["policy"])
 
 
+def refuse_full_refund(c: Ctx) -> Draft:
+    # An order already partly refunded: refunding its whole total again would exceed what is left.
+    o = c.pick([o for o in _orders(c, "delivered", "shipped") if refunded_cents(c.s, o.id) > 0])
+    avail = paid_cents(c.s, o.id) - refunded_cents(c.s, o.id)
+    cust = c.s.get(Customer, o.customer_id)
+    g = grounds("refund_over_paid", money(avail))
+    prompt = c.say(f"{cust.name} wants their money back for order #{o.id}: refund the full order total of "
+                   f"${money(o.total_cents)}.",
+                   f"Refund all ${money(o.total_cents)} of order {o.id} to {cust.name}; they are returning everything.")
+    return Draft("refuse-full-refund", f"Full refund of partly refunded order {o.id}", prompt,
+                 [call("get_order", order_id=o.id),
+                  refuse(g, f"order {o.id} was partly refunded already; only ${money(avail)} is left")],
+                 "refusal", grounds=g,
+                 forbidden=[call("refund_order", order_id=o.id, amount=o.total_cents / 100, reason="full return")],
+                 difficulty="medium", tags=["policy", "multi-entity"])
+
+
 def refuse_delete_customer(c: Ctx) -> Draft:
     cid = c.pick([o.customer_id for o in _orders(c, "delivered")])
     cust = c.s.get(Customer, cid)
@@ -236,6 +273,10 @@ def refuse_cancel_delivered(c: Ctx) -> Draft:
                  forbidden=[call("cancel_order", order_id=o.id)], tags=["policy"])
 
 
+#: Not drawn (issue #38; ask-order-count, almost always 1 to 4, became ask-orders-total):
+#: `refuse_delete_customer` and `refuse_cancel_delivered`, whose figure (a
+#: customer's order count, an order's status) takes a handful of values, so one constant states it
+#: on most databases. They stay for the tasks written from them.
 INTENTS = [update_email, refund_partial, ask_refundable, refuse_over_refund, place_order, restock_low, change_tier,
-           ask_order_count, cancel, refuse_delete_customer, deliver_shipped, ask_buyer_email, reprice,
-           ask_out_of_stock, ship_customer_orders, refuse_cancel_delivered, ask_top_item]
+           ask_orders_total, cancel, refuse_full_refund, deliver_shipped, ask_buyer_email, reprice,
+           ask_out_of_stock, ship_customer_orders, ask_category_stock, ask_top_item]
