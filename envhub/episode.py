@@ -1,9 +1,11 @@
 """The episode record: one typed header and one typed step entry, from the session to the store.
 
-The session manager builds a `StepEntry` per step and keeps the list as the episode's step log;
-the verifier reads it as `/verify/trajectory.jsonl` (`StepEntry.line`, one JSON object a line);
-the store keeps each entry as an `EpisodeStep` (`StepEntry.stored`), arguments and text bounded.
-`MAX_OBSERVATION_CHARS` is the one cap on an observation's text, for all three.
+The header, `EpisodeHeader`, is declared once, in `envhub.spec` (the API's episode views derive
+from it there), and named here too. The session manager builds a `StepEntry` per step and keeps
+the list as the episode's step log; the verifier reads it as `/verify/trajectory.jsonl`
+(`StepEntry.line`, one JSON object a line); the store keeps each entry as an `EpisodeStep`
+(`StepEntry.stored`), arguments and text bounded. `MAX_OBSERVATION_CHARS` is the one cap on an
+observation's text, for all three.
 """
 
 from __future__ import annotations
@@ -11,33 +13,17 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 import orjson
 
 from envhub.errors import FailureClass
-from envhub.spec import Observation, ToolCall, escape_unencodable, unencodable
+from envhub.spec import EpisodeHeader, Observation, ToolCall, escape_unencodable, unencodable
+
+__all__ = ["MAX_ARGUMENTS_CHARS", "MAX_OBSERVATION_CHARS", "EpisodeHeader", "StepEntry", "trajectory"]
 
 MAX_OBSERVATION_CHARS = 4000  # characters of an observation's text kept (step log, trajectory, store)
 MAX_ARGUMENTS_CHARS = 8000  # characters of a step's arguments, as JSON, the store keeps
-
-
-@dataclass(frozen=True, slots=True)  # made by the server, once per session: nothing to validate
-class EpisodeHeader:
-    """Who ran what: carried by every store event, so an event can be placed on its own."""
-
-    id: str
-    env: str
-    task_id: str
-    harness: str
-    policy_version: str | None
-    created_at: datetime
-    run_id: str | None = None  # the training run the reset named (`/v1/runs`)
-
-    def plain(self) -> dict[str, Any]:
-        return {"id": self.id, "env": self.env, "task_id": self.task_id, "harness": self.harness,
-                "policy_version": self.policy_version, "created_at": self.created_at, "run_id": self.run_id}
 
 
 @dataclass(slots=True)  # one per step, made on the serving path: no validation (its values are checked)

@@ -8,6 +8,7 @@ so drift between server and client is caught by tests rather than by users.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -279,6 +280,24 @@ class MissingRequirement(BaseModel):
     fix: str
 
 
+class Calibration(BaseModel):
+    """A task's measured difficulty: pass@k of one policy, from the newest calibration run
+    (`envhub calibrate`) that played the task. Kept in the episode store, never in the task's files."""
+
+    model_config = ConfigDict(extra="forbid")
+    run_id: str = Field(description="The calibration run (`/v1/runs/{id}`) whose episodes these are.")
+    policy: str = Field(description="The policy the run sampled from, as `envhub calibrate --policy` named it.")
+    k: int = Field(ge=1, description="Samples per task the run asked for.")
+    n: int = Field(ge=0, description="Judged episodes (trainable); masked infra faults are left out.")
+    passed: int = Field(ge=0, description="Of the n judged episodes, those that passed.")
+    masked: int = Field(ge=0, description="Episodes ended by a fault no policy causes (not judged).")
+    pass_at_1: float | None = Field(description="passed / n; null when n = 0.")
+    pass_at_k: float | None = Field(description="The unbiased estimate 1 - C(n-c, k) / C(n, k) (Chen et al. "
+                                                "2021); null when fewer than k episodes were judged.")
+    mean_reward: float | None = Field(description="Over the judged episodes; null when n = 0.")
+    calibrated_at: datetime
+
+
 class TaskInfo(_Response):
     """Public facts about a task; never the hidden tests, solution or expected state."""
 
@@ -295,6 +314,8 @@ class TaskInfo(_Response):
         "depends on a tool schema."))
     #: Set when this machine lacks what the task needs (a reset answers 503 with it).
     unavailable: MissingRequirement | None = None
+    calibration: Calibration | None = Field(default=None, description=(
+        "pass@k of the newest calibration run that played this task (`envhub calibrate`); null when uncalibrated."))
 
 
 class TaskList(_Response):
@@ -375,16 +396,39 @@ WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose, Field(discr
 
 # --- The episode store (/v1/episodes) ---------------------------------------------------------
 
-class EpisodeInfo(_Response):
+@dataclass(frozen=True)
+class Stored:
+    """How many characters of a text field the store keeps (its column's `VARCHAR(chars)`): a note
+    for the store's columns, which validation ignores (no answer is refused for it)."""
+
+    chars: int
+
+
+class EpisodeHeader(BaseModel):
+    """Who ran what: the episode header, declared here once. The session's header
+    (`Session.header_fields`, carried by every store event), the store's row (`EpisodeRow`'s
+    header columns), the writer's insert and the views (`EpisodeInfo`, the store's
+    `EpisodeSummary`) all take their fields from this model (`tests/store/test_header.py`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    id: Annotated[str, Stored(64)] = Field(description="The session id the episode ran under.")
+    env: Annotated[str, Stored(64)]
+    task_id: Annotated[str, Stored(300)]
+    harness: Annotated[str, Stored(64)] = Field(description="The tool-schema skin the agent saw.")
+    policy_version: Annotated[str | None, Stored(128)] = Field(
+        description="What the trainer passed at reset, to compare checkpoints.")
+    run_id: Annotated[str | None, Stored(64)] = Field(
+        default=None, description="The run the trainer named at reset (`/v1/runs`).")
+    created_at: datetime
+
+
+#: The header's fields, in their declared order.
+HEADER_FIELDS: tuple[str, ...] = tuple(EpisodeHeader.model_fields)
+
+
+class EpisodeInfo(EpisodeHeader, _Response):
     """One recorded episode: who ran what, and the verdict (null fields: not verified yet)."""
 
-    id: str = Field(description="The session id the episode ran under.")
-    env: str
-    task_id: str
-    harness: str = Field(description="The tool-schema skin the agent saw.")
-    policy_version: str | None = Field(description="What the trainer passed at reset, to compare checkpoints.")
-    run_id: str | None = Field(default=None, description="The run the trainer named at reset (`/v1/runs`).")
-    created_at: datetime
     ended_at: datetime | None
     step_count: int
     reward: float | None

@@ -117,13 +117,17 @@ class Session:
     closed: bool = False
     #: Whether `workdir` may exist (made at reset or verify): most sessions never touch the disk.
     has_workdir: bool = False
-    #: Who ran what (`EpisodeHeader`'s fields), carried by every store event: one dict, merged into each.
+    #: Who ran what (`envhub.spec.EpisodeHeader`, the one declaration), and its fields as the one
+    #: dict every store event carries, merged into each.
+    header: EpisodeHeader = field(init=False)
     header_fields: dict[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.header_fields = {"id": self.id, "env": self.family.name, "task_id": self.task.id, "harness": self.harness,
-                              "policy_version": self.policy_version, "created_at": self.created_at,
-                              "run_id": self.run_id}
+        # Validated once per session: a field added to the declaration and not given here fails every reset.
+        self.header = EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
+                                    policy_version=self.policy_version, run_id=self.run_id,
+                                    created_at=self.created_at)
+        self.header_fields = dict(self.header)
 
     @property
     def workdir(self) -> Path:
@@ -133,10 +137,6 @@ class Session:
     def done(self) -> bool:
         """The episode is over, either way (OpenEnv's `done`)."""
         return self.terminated or self.truncated
-
-    @property
-    def header(self) -> EpisodeHeader:
-        return EpisodeHeader(**self.header_fields)
 
     @property
     def lease_expires_at(self) -> datetime:

@@ -14,13 +14,13 @@ same episode was lost.
 
 from __future__ import annotations
 
-from dataclasses import fields
 from datetime import UTC, date, datetime, time
 from typing import TYPE_CHECKING, Any, Protocol
 
 import orjson
 
-from envhub.episode import EpisodeHeader, StepEntry
+from envhub.episode import StepEntry
+from envhub.spec import HEADER_FIELDS as EPISODE_HEADER
 
 if TYPE_CHECKING:
     from envhub.spec import VerifyResult
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 class Session(Protocol):
     """What the store reads of a session (the server's `Session` has it; the store imports no server)."""
 
-    header_fields: dict[str, Any]  # an `EpisodeHeader`'s fields
+    header_fields: dict[str, Any]  # an `envhub.spec.EpisodeHeader`'s fields
     owner: str | None  # who ran it (`envhub.store.viewer`); None: in-process, no caller
     step_count: int
     timings: dict[str, float]
@@ -47,7 +47,7 @@ def _now() -> datetime:
 
 #: The header's fields, at the top of a flat event beside the event's own; with the episode's owner,
 #: which every event carries too, so that an episode whose `created` event was lost keeps its owner.
-HEADER_FIELDS = (*(f.name for f in fields(EpisodeHeader)), "owner")
+HEADER_FIELDS = (*EPISODE_HEADER, "owner")
 
 
 def created(session: Session) -> Event:
@@ -90,7 +90,7 @@ def _nested(event: Event) -> Event:
 def _flattened(event: Event) -> Event:
     """A nested event (a spill file's, or made by hand) in the flat form."""
     header = event["episode"]
-    out: Event = {"kind": event["kind"], **(header if isinstance(header, dict) else header.plain())}
+    out: Event = {"kind": event["kind"], **(header if isinstance(header, dict) else dict(header))}
     if event["kind"] == "step":
         entry = event["entry"]
         out.update(entry if isinstance(entry, dict) else entry.stored())

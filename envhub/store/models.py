@@ -7,10 +7,15 @@ Rows are storage shapes only; what pages and the CLI show is built from them in
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from types import NoneType
+from typing import Any, get_args
 
+from pydantic.fields import FieldInfo
 from sqlalchemy import JSON, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, MappedColumn, mapped_column, relationship
+from sqlalchemy.types import TypeEngine
+
+from envhub.spec import EpisodeHeader, Stored
 
 
 class Base(DeclarativeBase):
@@ -20,24 +25,46 @@ class Base(DeclarativeBase):
 OWNER_CHARS = 80  # `key:NAME:HASH16` or `token:HASH32` (a key's name is short by convention; longer is cut)
 RUN_ID_CHARS = 64  # `envhub.spec.RUN_ID_PATTERN`
 
+#: What each header field's column needs beyond its type: the key, an index, the ORM's default. (env
+#: and task_id are filtered by the composite indexes below, env or task first: no index of their own
+#: to keep up.) `run_id` is `RunRow.id`, but not a foreign key: a reset may name a run before it is
+#: reported, and a run's figures count only its owner's episodes.
+HEADER_COLUMN_OPTIONS: dict[str, dict[str, Any]] = {
+    "id": {"primary_key": True}, "harness": {"default": "plain"}, "created_at": {"index": True}}
 
-class EpisodeRow(Base):
-    """One session: who ran what, how it ended, how long each phase took."""
+
+def header_column(name: str, field: FieldInfo) -> MappedColumn[Any]:
+    """The column of the header field `name` (`envhub.spec.EpisodeHeader`): its type from the field's
+    (a text as wide as its `Stored` note says), nullable where the field may be None."""
+    kinds = get_args(field.annotation) or (field.annotation,)
+    kind = next(k for k in kinds if k is not NoneType)
+    sql: TypeEngine[Any]
+    if kind is str:
+        sql = String(next(m.chars for m in field.metadata if isinstance(m, Stored)))
+    else:
+        sql = {datetime: DateTime(timezone=True), int: Integer(), float: Float(), bool: Boolean()}[kind]
+    # Ahead of the row's own columns (`owner` between `id` and the rest), so a new store's table has
+    # its columns in the order every earlier version made them.
+    order = -2 if name == "id" else -1
+    return mapped_column(sql, nullable=NoneType in kinds, sort_order=order, **HEADER_COLUMN_OPTIONS.get(name, {}))
+
+
+class EpisodeHeaderColumns:
+    """The header's columns: one per field of its declaration (`envhub.spec.EpisodeHeader`), made
+    below, so a field added there is a column here (and in `repo`'s insert) without a word more."""
+
+
+for _name, _field in EpisodeHeader.model_fields.items():
+    setattr(EpisodeHeaderColumns, _name, header_column(_name, _field))
+
+
+class EpisodeRow(EpisodeHeaderColumns, Base):
+    """One session: who ran what (`EpisodeHeaderColumns`), how it ended, how long each phase took."""
 
     __tablename__ = "episodes"
 
-    id: Mapped[str] = mapped_column(String(64), primary_key=True)
     #: Who ran it (`envhub.store.viewer`); None: recorded before owners were kept (admins only).
-    owner: Mapped[str | None] = mapped_column(String(OWNER_CHARS), nullable=True)
-    # Filtered by the composite indexes below (env or task first): no index of their own to keep up.
-    env: Mapped[str] = mapped_column(String(64))
-    task_id: Mapped[str] = mapped_column(String(300))
-    harness: Mapped[str] = mapped_column(String(64), default="plain")
-    policy_version: Mapped[str | None] = mapped_column(String(128), nullable=True)
-    #: The training run the reset named (`RunRow.id`, not a foreign key: a reset may name a run
-    #: before it is reported, and a run's figures count only its owner's episodes).
-    run_id: Mapped[str | None] = mapped_column(String(RUN_ID_CHARS), nullable=True)
-    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    owner: Mapped[str | None] = mapped_column(String(OWNER_CHARS), nullable=True, sort_order=-1)
     ended_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     verified_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     step_count: Mapped[int] = mapped_column(Integer, default=0)

@@ -14,8 +14,9 @@ from typing import Any
 from sqlalchemy import Connection, Select, and_, case, delete, func, select, update
 from sqlalchemy.orm import Session, selectinload
 
+from envhub.spec import HEADER_FIELDS, EpisodeHeader
 from envhub.store.events import Event
-from envhub.store.models import OWNER_CHARS, CheckRow, EpisodeRow, StepRow
+from envhub.store.models import HEADER_COLUMN_OPTIONS, OWNER_CHARS, CheckRow, EpisodeRow, StepRow
 from envhub.store.viewer import Viewer
 
 
@@ -44,8 +45,7 @@ class _Bulk:
         self.ts = _ts if pg else _sqlite_ts
         #: SQLite stores a flag as 0/1; handed a bool, its driver looks for an adapter on every value.
         self.flag = bool if pg else int
-        ep = ["id", "owner", "env", "task_id", "harness", "policy_version", "run_id", "created_at", "ended_at",
-              "step_count", "detail", "timings", "reset_s"]
+        ep = [*HEADER_FIELDS, "owner", "ended_at", "step_count", "detail", "timings", "reset_s"]
         self.insert_episodes = _Insert(EpisodeRow.__tablename__, ep, "id", p,
                                        {"timings": f"{p}::json" if pg else p})
         st = ["episode_id", "idx", "tool", "arguments", "arguments_cut", "observation", "observation_cut",
@@ -67,6 +67,7 @@ class _Insert:
     SIZES = (128, 32, 8, 2, 1)  # rows; the parameters stay far below SQLite's limit of 32,766
 
     def __init__(self, table: str, columns: list[str], key: str, p: str, casts: dict[str, str]) -> None:
+        self.columns = tuple(columns)
         head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
         row = "(" + ", ".join(casts.get(c, p) for c in columns) + ")"
         tail = f" ON CONFLICT ({key}) DO NOTHING"
@@ -147,10 +148,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         else:
             late_closes.append((ts(at), n, row[0]["id"]))
     raise_steps = [(n, eid, n) for eid, (_, born, _, n, _) in rows.items() if n and not born]
-    episodes = [(eid, _owner(h.get("owner")), h["env"], h["task_id"], h.get("harness") or "plain",
-                 h.get("policy_version"), h.get("run_id"), ts(h["created_at"]), ts(end), n if born else 0, "", "{}",
-                 reset_s)
-                for eid, (h, born, reset_s, n, end) in rows.items()]
+    episodes = [(*_header(h, ts), _owner(h.get("owner")), ts(end), n if born else 0, "", "{}", reset_s)
+                for h, born, reset_s, n, end in rows.values()]
     raw = conn.exec_driver_sql
     bulk.insert_episodes.run(conn, episodes)
     bulk.insert_steps.run(conn, steps)
@@ -160,6 +159,23 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         _write_verdict(conn, e["id"], e)
     if late_closes:
         raw(bulk.close, late_closes)
+
+
+#: Where in `HEADER_FIELDS` a time is (stored through the dialect's `ts`), and the ORM's default of
+#: each field that has one (for an event without it: a spill file an earlier version wrote).
+_HEADER_TIMES = tuple(i for i, (n, f) in enumerate(EpisodeHeader.model_fields.items()) if f.annotation is datetime)
+_HEADER_DEFAULTS = tuple((i, HEADER_COLUMN_OPTIONS[n]["default"]) for i, n in enumerate(HEADER_FIELDS)
+                         if "default" in HEADER_COLUMN_OPTIONS.get(n, {}))
+
+
+def _header(event: Event, ts: Any) -> list[Any]:
+    """An event's header values as the episodes insert takes them, in `HEADER_FIELDS`' order."""
+    values = [event.get(name) for name in HEADER_FIELDS]
+    for i in _HEADER_TIMES:
+        values[i] = ts(values[i])
+    for i, default in _HEADER_DEFAULTS:
+        values[i] = values[i] or default
+    return values
 
 
 def _owner(owner: str | None) -> str | None:

@@ -9,20 +9,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from envhub.spec import EpisodeCheck, EpisodeStep
+from envhub.spec import EpisodeCheck, EpisodeHeader, EpisodeStep
 from envhub.store.models import CheckRow, EpisodeRow, StepRow
 from envhub.store.repo import utc
 
 
-class EpisodeSummary(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    id: str
-    env: str
-    task_id: str
-    harness: str
-    policy_version: str | None
-    run_id: str | None = None
-    created_at: datetime
+class EpisodeSummary(EpisodeHeader):
+    """An episode as the pages and the CLI list it: its header (`envhub.spec.EpisodeHeader`) and how it ended."""
+
     ended_at: datetime | None
     step_count: int
     reward: float | None
@@ -38,10 +32,9 @@ class EpisodeSummary(BaseModel):
 
     @classmethod
     def of(cls, row: EpisodeRow) -> EpisodeSummary:
-        return cls(id=row.id, env=row.env, task_id=row.task_id, harness=row.harness,
-                   policy_version=row.policy_version, run_id=row.run_id, created_at=utc(row.created_at),
-                   ended_at=utc(row.ended_at), step_count=row.step_count, reward=row.reward, passed=row.passed,
-                   failure_class=row.failure_class, trainable=row.trainable, reset_s=row.reset_s, verify_s=row.verify_s)
+        """The row's columns of the summary's fields, by name (a time as UTC: SQLite hands back naive ones)."""
+        values = {name: getattr(row, name) for name in EpisodeSummary.model_fields}
+        return cls(**{name: utc(v) if isinstance(v, datetime) else v for name, v in values.items()})
 
 
 def check_of(row: CheckRow) -> EpisodeCheck:
