@@ -7,13 +7,14 @@ no state of its own beyond a cache of the records it has read.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envhub import harness
 from envhub.errors import NotFound
-from envhub.spec import EnvInfo, MissingRequirement, TaskInfo, ValidationSummary
+from envhub.spec import Calibration, EnvInfo, MissingRequirement, TaskInfo, ValidationSummary
 from envhub.validate import record
 
 if TYPE_CHECKING:
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from envhub.store import EpisodeStore
     from envhub.tasks.catalog import Catalog
     from envhub.tasks.model import Task
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -58,13 +61,28 @@ class Registry:
     def facets(self, task: Task) -> dict[str, str]:
         return self.family(task.family).facets(task.config.metadata)
 
-    def task_info(self, task: Task) -> TaskInfo:
+    def task_info(self, task: Task, calibration: Calibration | None = None) -> TaskInfo:
+        """The task's public facts; `calibration` from `calibrations` (one read for many tasks)."""
         rec = task.validation_record() or {}
         summary = {k: v for k, v in rec.items() if k in ("validated_at", "checks", "runs", "rejections", "timings")}
         return TaskInfo(id=task.id, env=task.family, title=task.config.title, prompt=task.prompt,
                         difficulty=task.config.difficulty, tags=task.config.tags, metadata=task.config.metadata,
                         validation=ValidationSummary(status=self.status(task), **summary),
-                        unavailable=self.families[task.family].availability(task))
+                        unavailable=self.families[task.family].availability(task), calibration=calibration)
+
+    def calibrations(self, tasks: list[Task]) -> dict[str, Calibration]:
+        """pass@k per task from the store's newest calibration run that played it (`envhub calibrate`);
+        none without a store, or while it cannot be read (a page still renders)."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if self.store is None or not tasks:
+            return {}
+        try:
+            return self.store.calibrations([t.id for t in tasks])
+        except SQLAlchemyError as e:
+            log.warning("calibrations unreadable: %s", e)
+            return {}
+
 
     def family_availability(self, name: str) -> tuple[str, MissingRequirement | None, int]:
         """Whether a family can run here ("available", "partial" or "unavailable"), what it lacks, and
@@ -109,3 +127,20 @@ def invalid_reason(task: Task) -> str | None:
     if key not in _invalid:
         _invalid[key] = record.invalid_reason(task)
     return _invalid[key]
+
+
+def by_calibration(tasks: list[Task], calibrations: dict[str, Calibration], *, calibrated: bool | None = None,
+                   pass_at_k_min: float | None = None, pass_at_k_max: float | None = None) -> list[Task]:
+    """The tasks whose calibration matches: `calibrated` (has one or not), pass@k within the bounds
+    (a task without a pass@k, uncalibrated or with fewer than k judged episodes, matches no bound)."""
+    def keep(task: Task) -> bool:
+        cal = calibrations.get(task.id)
+        if calibrated is not None and (cal is not None) != calibrated:
+            return False
+        if pass_at_k_min is None and pass_at_k_max is None:
+            return True
+        if cal is None or cal.pass_at_k is None:
+            return False
+        return ((pass_at_k_min is None or cal.pass_at_k >= pass_at_k_min)
+                and (pass_at_k_max is None or cal.pass_at_k <= pass_at_k_max))
+    return [t for t in tasks if keep(t)]

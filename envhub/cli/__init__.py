@@ -6,6 +6,7 @@ imports this package.
     tasks.py       list, sets, show
     episodes.py    episodes, run, smoke
     runs.py        runs, runs show
+    calibrate.py   calibrate (pass@k of a policy per task)
     validation.py  validate
     families.py    each family's own commands (`envhub <family> ...`) and their old names, on first need
     (envhub/ray/cli.py: `envhub ray ...`, the pool on Ray, lives with the Ray code)
@@ -17,7 +18,7 @@ import click
 import typer
 
 # Each module registers its commands, in the order `envhub --help` lists them (families follow).
-from envhub.cli import server, tasks, episodes, runs, validation  # noqa: F401, I001
+from envhub.cli import server, tasks, episodes, runs, calibrate, validation  # noqa: F401, I001
 from envhub.cli._shared import app, console
 from envhub.ray.cli import app as ray_app
 

@@ -11,8 +11,8 @@ from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from envhub.errors import Forbidden, NotFound
-from envhub.spec import EpisodeStep, RunDetail, RunInfo, RunStep, RunStepReport
-from envhub.store import repo, runs
+from envhub.spec import Calibration, EpisodeStep, RunDetail, RunInfo, RunStep, RunStepReport
+from envhub.store import calibrations, repo, runs
 from envhub.store.db import create_schema, make_engine
 from envhub.store.models import EpisodeRow, RunRow, RunStepRow
 from envhub.store.repo import utc
@@ -131,6 +131,11 @@ class EpisodeStore:
     def counts(self, column: str, *, env: str | None = None) -> dict[str, int]:
         with self._session() as s:
             return repo.counts_by(s, column=column, env=env)
+
+    def calibrations(self, task_ids: list[str] | None = None) -> dict[str, Calibration]:
+        """Per task, pass@k from the newest calibration run that played it (`envhub.store.calibrations`)."""
+        with self._session() as s:
+            return calibrations.latest(s, task_ids)
 
     # -- training runs (`envhub.store.runs`) ----------------------------------------------------------
     def create_run(self, *, owner: str | None, run_id: str | None = None,

@@ -21,7 +21,7 @@ from typing import Any
 from sqlalchemy.exc import SQLAlchemyError
 
 from envhub.errors import NotFound
-from envhub.registry import Registry
+from envhub.registry import Registry, by_calibration
 from envhub.store.stats import latency_summary, percentile
 from envhub.store.viewer import Viewer, is_system_run
 from envhub.tasks.model import Task
@@ -130,11 +130,18 @@ def tasks_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
     found = registry.tasks(env=params.get("env") or None, tag=params.get("tag") or None,
                            difficulty=params.get("difficulty") or None, status=params.get("validation") or None,
                            text=params.get("q") or None, meta=meta or None)
+    measured = _measured_filters(params)
+    calibrations = registry.calibrations(found) if measured else {}
+    if measured:
+        found = by_calibration(found, calibrations, **measured)
     paging = Paging(page=_page(params), per=PAGE_SIZE, total=len(found))
     shown = found[paging.offset:paging.offset + paging.per]
+    if not measured:
+        calibrations = registry.calibrations(shown)
     counts, err = _store_read(registry, lambda s: s.counts("task_id"), {})
     stats, _ = _store_read(registry, lambda s: s.task_outcomes([t.id for t in shown]), {})
-    rows = [{"info": registry.task_info(t), "group": group(registry, t), "episodes": counts.get(t.id, 0),
+    rows = [{"info": registry.task_info(t, calibrations.get(t.id)), "group": group(registry, t),
+             "episodes": counts.get(t.id, 0),
              "solve": solve_text(stats[t.id]["solved"], stats[t.id]["verified"]) if t.id in stats else "–",
              "verify_p50": percentile(stats[t.id]["verify_s"], 50) if t.id in stats else None}
             for t in shown]
@@ -144,11 +151,27 @@ def tasks_page(registry: Registry, params: dict[str, str]) -> dict[str, Any]:
             "store_error": err}
 
 
+def _measured_filters(params: dict[str, str]) -> dict[str, Any]:
+    """The tasks page's filters on measured difficulty (`/v1/tasks`' `calibrated`, `pass_at_k_min`,
+    `pass_at_k_max`); a value that does not parse is ignored."""
+    out: dict[str, Any] = {}
+    if params.get("calibrated") in ("yes", "no"):
+        out["calibrated"] = params["calibrated"] == "yes"
+    for key in ("pass_at_k_min", "pass_at_k_max"):
+        try:
+            value = float(params.get(key) or "")
+        except ValueError:
+            continue
+        if 0.0 <= value <= 1.0:
+            out[key] = value
+    return out
+
+
 def task_page(registry: Registry, task_id: str, viewer: Viewer) -> dict[str, Any]:
     task = registry.catalog.get(task_id)
     if task.family not in registry.families:
         raise NotFound(f"task {task_id!r} belongs to {task.family!r}, which this server does not serve")
-    info = registry.task_info(task)
+    info = registry.task_info(task, registry.calibrations([task]).get(task.id))
     record = {k: v for k, v in (task.validation_record() or {}).items() if k != "key"}
     outcomes, err = _store_read(registry, lambda s: s.outcomes(task_id=task.id), [])
     samples, _ = _store_read(registry, lambda s: s.latency_samples(task_id=task.id), {})
