@@ -1,19 +1,22 @@
-"""Engines for the episode store: SQLite (default, WAL) or PostgreSQL (psycopg 3)."""
+"""Engines for the episode store: SQLite (default, WAL) or PostgreSQL (psycopg 3), and its schema
+(Alembic migrations: `envhub/store/migrations`)."""
 
 from __future__ import annotations
 
-import logging
+import functools
 import threading
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, inspect
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError
 
-from envhub.store.models import ADDED_COLUMNS, ADDED_INDEXES, OBSOLETE_INDEXES, Base
-
-log = logging.getLogger("envhub.store")
+from envhub.store import migrations
 
 
 def normalise_url(url: str) -> str:
@@ -50,50 +53,51 @@ def make_engine(url: str, *, busy_timeout_ms: int = 5000) -> Engine:
 
 
 _schema_lock = threading.Lock()
+#: The PostgreSQL advisory lock one upgrade holds, so replicas starting together upgrade one by one.
+_UPGRADE_LOCK = 0x656E76687562  # "envhub"
+
+
+def _alembic(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(migrations.LOCATION))
+    if connection is not None:
+        config.attributes["connection"] = connection  # envhub/store/migrations/env.py runs on it
+    return config
+
+
+@functools.cache
+def head() -> str | None:
+    """The newest revision of the store's schema (`envhub/store/migrations/versions`)."""
+    return ScriptDirectory.from_config(_alembic()).get_current_head()
+
+
+def revision(engine: Engine) -> str | None:
+    """The revision the store's schema is at (None: a store made before migrations, or none yet)."""
+    with engine.connect() as conn:
+        return MigrationContext.configure(conn).get_current_revision()
 
 
 def create_schema(engine: Engine) -> None:
-    """Create the missing tables. Idempotent and safe to race: the store's writer thread and a reader
-    (or another replica on the same database) may all meet a fresh database at once."""
+    """Bring the store's schema to the head revision: `alembic upgrade head`, on SQLite and
+    PostgreSQL alike. A fresh database gets every table; a store an earlier envhub made (no
+    `alembic_version`) gets what it lacks, its rows kept (revision 0001 says how); a store at the
+    head costs one read. Safe to race: the store's writer thread and a reader (or another replica on
+    the same database) may all meet a fresh database at once: PostgreSQL's upgrades queue on an
+    advisory lock, and one that lost a race on SQLite looks again."""
     with _schema_lock:
-        try:
-            Base.metadata.create_all(engine)
-        except DBAPIError:
-            # Another process created a table between create_all's check and its CREATE: check again.
-            Base.metadata.create_all(engine)
-        add_missing_columns(engine)
-        try:  # a store an earlier version made: drop what it no longer needs
-            with engine.begin() as conn:
-                for name in OBSOLETE_INDEXES:
-                    conn.exec_driver_sql(f"DROP INDEX IF EXISTS {name}")
-        except DBAPIError as exc:  # e.g. a role without the right: the store works as it is, only slower
-            log.warning("episode store: could not drop the obsolete indexes %s: %s", ", ".join(OBSOLETE_INDEXES),
-                        str(exc).splitlines()[0][:200])
+        for attempt in (1, 2):
+            try:
+                _upgrade(engine)
+                return
+            except DBAPIError:
+                if attempt == 2:
+                    raise
 
 
-def add_missing_columns(engine: Engine) -> None:
-    """The one schema step an existing store needs (until migrations come): `ALTER TABLE ... ADD
-    COLUMN` for each of `ADDED_COLUMNS` it lacks, then their indexes. Nullable columns only, so no
-    row is rewritten or lost; SQLite and PostgreSQL both add such a column in place. Safe to race:
-    a column another process added meanwhile is found on the second look."""
-    for attempt in (1, 2):
-        present = {t: {c["name"] for c in inspect(engine).get_columns(t)} for t in {t for t, _, _ in ADDED_COLUMNS}}
-        missing = [(t, c, sql) for t, c, sql in ADDED_COLUMNS if c not in present[t]]
-        if not missing:
-            break
-        try:
-            with engine.begin() as conn:
-                for table, column, sql_type in missing:
-                    conn.exec_driver_sql(f"ALTER TABLE {table} ADD COLUMN {column} {sql_type}")
-                    log.warning("episode store: added the column %s.%s (earlier rows have none)", table, column)
-        except DBAPIError:
-            if attempt == 2:
-                raise
-    indexes = {i.name: i for t in Base.metadata.sorted_tables for i in t.indexes}
-    try:
-        with engine.begin() as conn:
-            for name in ADDED_INDEXES:
-                indexes[name].create(conn, checkfirst=True)
-    except DBAPIError as exc:  # made by another process meanwhile, or a role without the right: reads work
-        log.warning("episode store: could not create the indexes %s: %s", ", ".join(ADDED_INDEXES),
-                    str(exc).splitlines()[0][:200])
+def _upgrade(engine: Engine) -> None:
+    with engine.begin() as conn:
+        if conn.dialect.name == "postgresql":
+            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_UPGRADE_LOCK})")
+        if MigrationContext.configure(conn).get_current_revision() == head():
+            return
+        command.upgrade(_alembic(conn), "head")

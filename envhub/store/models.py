@@ -154,13 +154,3 @@ Index("ix_episodes_env_created", EpisodeRow.env, EpisodeRow.created_at)
 Index("ix_episodes_owner_created", EpisodeRow.owner, EpisodeRow.created_at)
 Index("ix_episodes_run_created", EpisodeRow.run_id, EpisodeRow.created_at)
 Index("ix_runs_owner_created", RunRow.owner, RunRow.created_at)
-
-#: Columns added since the first schema, as (table, column, SQL type): `db.create_schema` adds the
-#: ones an existing store lacks (`create_all` makes missing tables, never missing columns). Every
-#: one is nullable, so adding it keeps every row; an index on it is made after it exists.
-ADDED_COLUMNS = (("episodes", "owner", f"VARCHAR({OWNER_CHARS})"),
-                 ("episodes", "run_id", f"VARCHAR({RUN_ID_CHARS})"))
-ADDED_INDEXES = ("ix_episodes_owner_created", "ix_episodes_run_created")
-
-#: Indexes earlier schemas made, covered by the composite ones above: each cost every episode's insert.
-OBSOLETE_INDEXES = ("ix_episodes_env", "ix_episodes_task_id")

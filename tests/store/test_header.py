@@ -1,7 +1,8 @@
 """The episode header is declared once (`envhub.spec.EpisodeHeader`): the session's header, the store
 events, the store's row, the writer's insert and the views (`EpisodeInfo`, `EpisodeSummary`) all take
-their fields from it. A field added to the declaration reaches each of them (a copy of the package
-with one more field, in a subprocess); one of them written out by hand again would not."""
+their fields from it. A field added to the declaration (and its column to the migrations) reaches
+each of them (a copy of the package with one more field, in a subprocess); one of them written out
+by hand again would not."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from envhub.config import REPO_ROOT
 from envhub.server.hub import Hub
 from envhub.spec import HEADER_FIELDS, EpisodeDetail, EpisodeHeader, EpisodeInfo, ResetRequest
 from envhub.store import EpisodeSummary, events
+from envhub.store.db import head
 from envhub.store.models import EpisodeHeaderColumns, EpisodeRow
 from envhub.store.repo import _BULK
 
@@ -92,6 +94,19 @@ print(json.dumps({"session": "seed" in session.header_fields, "summary": summary
 """
 
 
+SEED_REVISION = """
+import sqlalchemy as sa
+from alembic import op
+
+revision = "9999"
+down_revision = {head!r}
+
+
+def upgrade() -> None:
+    op.add_column("episodes", sa.Column("seed", sa.Integer(), nullable=True))
+"""
+
+
 def test_a_field_added_to_the_declaration_reaches_the_row_the_writer_and_the_views(tmp_path: Path) -> None:
     copy = tmp_path / "envhub"
     shutil.copytree(REPO_ROOT / "envhub", copy, ignore=shutil.ignore_patterns("__pycache__"))
@@ -101,6 +116,8 @@ def test_a_field_added_to_the_declaration_reaches_the_row_the_writer_and_the_vie
     last = text.index("\n    created_at: datetime\n", declared) + len("\n    created_at: datetime\n")
     assert text.index("\nclass ", declared + 1) > last, "EpisodeHeader's last field is no longer created_at"
     spec.write_text(text[:last] + "    seed: int | None = None\n" + text[last:])
+    # ... and, as every schema change, a revision that makes its column (the migrations are history).
+    (copy / "store" / "migrations" / "versions" / "9999_seed.py").write_text(SEED_REVISION.format(head=head()))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), str(REPO_ROOT)])}
     done = subprocess.run([sys.executable, "-c", EXTENDED, str(tmp_path)], env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=120)

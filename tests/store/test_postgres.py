@@ -112,7 +112,7 @@ async def test_lost_connection_buffers_then_flushes(postgres: Postgres, data_dir
 
 
 def test_a_store_made_before_owners_gains_the_column_and_keeps_its_rows(postgres: Postgres) -> None:
-    """The schema step on PostgreSQL: a store without `owner` gets the column and its index in place."""
+    """The first migration on PostgreSQL: a store without `owner` gets the column and its index in place."""
     from sqlalchemy import inspect
 
     from envhub.store import EpisodeStore
@@ -120,8 +120,9 @@ def test_a_store_made_before_owners_gains_the_column_and_keeps_its_rows(postgres
     first = EpisodeStore(postgres.url)
     try:
         assert first.total() >= 0  # makes the schema
-        with first.engine.begin() as conn:  # as an earlier version left it: no owner, one episode
+        with first.engine.begin() as conn:  # as an earlier version left it: no owner, one episode, no migrations
             conn.exec_driver_sql("ALTER TABLE episodes DROP COLUMN owner")
+            conn.exec_driver_sql("DROP TABLE alembic_version")
             conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, created_at, step_count, detail, "
                                  "timings) VALUES ('pg-old-1', 'echo', 'echo/say-done', 'plain', now(), 0, '', '{}')")
     finally:
@@ -177,7 +178,7 @@ async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_sto
 
 
 def test_a_store_made_before_runs_gains_the_run_column(postgres: Postgres) -> None:
-    """The schema step on PostgreSQL: a store without `episodes.run_id` gets it and its index in place."""
+    """The first migration on PostgreSQL: a store without `episodes.run_id` gets it and its index in place."""
     from sqlalchemy import inspect
 
     from envhub.store import EpisodeStore
@@ -185,8 +186,9 @@ def test_a_store_made_before_runs_gains_the_run_column(postgres: Postgres) -> No
     first = EpisodeStore(postgres.url)
     try:
         assert first.total() >= 0  # makes the schema
-        with first.engine.begin() as conn:  # as an earlier version left it: no run_id, one episode
+        with first.engine.begin() as conn:  # as an earlier version left it: no run_id, one episode, no migrations
             conn.exec_driver_sql("ALTER TABLE episodes DROP COLUMN run_id")
+            conn.exec_driver_sql("DROP TABLE alembic_version")
             conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, created_at, step_count, detail, "
                                  "timings) VALUES ('pg-old-2', 'echo', 'echo/say-done', 'plain', now(), 0, '', '{}')")
     finally:

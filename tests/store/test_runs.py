@@ -183,7 +183,7 @@ def test_runs_route_without_a_store_says_so(data_dir: Path) -> None:
 
 
 def test_a_store_made_before_runs_gains_the_run_column_and_table_and_keeps_its_rows(tmp_path: Path) -> None:
-    """`add_missing_columns`: an old store file gets `episodes.run_id` (and its index) in place, and
+    """The first migration: an old store file gets `episodes.run_id` (and its index) in place, and
     the runs tables; its episode stays, with no run."""
     path = tmp_path / "old.sqlite3"
     with sqlite3.connect(path) as db:
