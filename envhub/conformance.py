@@ -86,7 +86,7 @@ class ConformanceSuite:
         for t in tasks:
             assert t["env"] == self.env and "validation" in t
             public = {"protocol", "id", "env", "title", "prompt", "difficulty", "tags", "metadata", "validation",
-                      "by_harness", "unavailable"}
+                      "by_harness", "unavailable", "calibration"}
             hidden = set(t) - public
             assert not hidden, f"task info exposes {hidden}"
         self._problem(self.http.get("/v1/tasks/no/such-task"), 404)
