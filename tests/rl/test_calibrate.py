@@ -202,6 +202,24 @@ def test_masked_episodes_are_retried_and_counted_apart(tmp_path, monkeypatch) ->
         assert cal["n"] == 0 and cal["masked"] == 4 and cal["pass_at_k"] is None and cal["pass_at_1"] is None
 
 
+def test_on_a_hub_with_keys_only_an_admin_records_a_calibration() -> None:
+    """A calibration shows on every task's page: a tenant's key may not record one, an admin's may."""
+    from envhub.client import EnvClient
+    from envhub.errors import Forbidden
+    from envhub.server.auth import new_key
+
+    tenant, tenant_key = new_key("tenant")
+    ops, ops_key = new_key("ops", admin=True)
+    settings = make_settings(families=["db"], auth="on", api_keys=f"{tenant_key.entry()};{ops_key.entry()}")
+    with serve_in_thread(settings) as server:
+        with EnvClient(server.url, api_key=tenant) as client, pytest.raises(Forbidden, match="admin key"):
+            client.create_run("calibrate-by-a-tenant", {"kind": "calibration", "k": 2})
+        with EnvClient(server.url, api_key=tenant) as client:  # any other run is the tenant's to make
+            assert client.create_run("a-tenants-run", {"kind": "training"})["id"] == "a-tenants-run"
+        with EnvClient(server.url, api_key=ops) as client:
+            assert client.create_run("calibrate-by-ops", {"kind": "calibration", "k": 2})["id"] == "calibrate-by-ops"
+
+
 def test_an_unknown_policy_is_a_usage_error() -> None:
     result = runner.invoke(app, ["calibrate", TASKS[0], "--policy", "smollm2"])
     assert result.exit_code == 2 and "local:smollm2" in result.output

@@ -9,17 +9,23 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from envhub.errors import NotFound
+from envhub.errors import Forbidden, NotFound
 from envhub.server.deps import CallerDep, HubDep
 from envhub.server.routes.episodes import MAX_OFFSET, store_of
 from envhub.spec import RunCreate, RunDetail, RunInfo, RunList, RunStep, RunStepReport
+from envhub.store.calibrations import KIND as CALIBRATION
 
 router = APIRouter(prefix="/v1", tags=["runs"])
 
 
 @router.post("/runs", response_model=RunInfo, status_code=201)
 async def create_run(body: RunCreate, hub: HubDep, caller: CallerDep) -> RunInfo:
-    """A run of the caller's (with `id`: that run, made unless it is already the caller's)."""
+    """A run of the caller's (with `id`: that run, made unless it is already the caller's). A
+    calibration run (`config.kind: calibration`) is shown on every task it played (`/v1/tasks`): on
+    a hub with API keys only an admin key records one."""
+    if body.config.get("kind") == CALIBRATION and caller.key is not None and not caller.key.admin:
+        raise Forbidden("a calibration run (config kind: calibration) sets what every task page shows: "
+                        "it needs an admin key")
     return await store_of(hub).run(lambda s: s.create_run(owner=caller.owner, run_id=body.id, config=body.config))
 
 
