@@ -223,6 +223,8 @@ def test_on_a_hub_with_keys_only_an_admin_records_a_calibration() -> None:
 def test_an_unknown_policy_is_a_usage_error() -> None:
     result = runner.invoke(app, ["calibrate", TASKS[0], "--policy", "smollm2"])
     assert result.exit_code == 2 and "local:smollm2" in result.output
+    result = runner.invoke(app, ["calibrate", TASKS[0], "--policy", "http://127.0.0.1:9"])  # no --tokenizer
+    assert result.exit_code == 2 and "--tokenizer" in result.output
 
 
 # -- the CPU smoke: SmolLM2 through envhub.rl's HFPolicy -----------------------------------------------------
