@@ -20,26 +20,39 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from environments.db import domains as registry  # noqa: E402
-from environments.db.spread import MAX_SIBLING_HITS, MAX_TOP_SHARE, draw, spread  # noqa: E402
+from environments.db.spread import MAX_SIBLING_HITS, MAX_TOP_SHARE, draw, from_tasks, spread  # noqa: E402
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dbs", type=int, default=40, help="databases drawn per domain")
     ap.add_argument("--domain", action="append", choices=registry.NAMES, help="only these domains")
+    ap.add_argument("--set", dest="taskset", help="measure a task set's own tasks instead (e.g. db/drawn)")
     ap.add_argument("--json", action="store_true", help="print JSON rows instead of a table")
     args = ap.parse_args()
-    rows = spread(draw(args.dbs, tuple(args.domain or registry.NAMES)))
+    if args.taskset:
+        from envhub.tasks.catalog import Catalog
+
+        catalog = Catalog(Path(__file__).resolve().parents[1] / "tasks", families=["db"])
+        folders = [t.path for t in catalog.tasks.values() if t.taskset and t.taskset.id == args.taskset
+                   and t.config.metadata.get("domain") in (args.domain or registry.NAMES)]
+        if not folders:
+            ap.error(f"no tasks in set {args.taskset!r}")
+        rows = spread(from_tasks(folders))
+        where = f"the {len(folders)} tasks of {args.taskset}"
+    else:
+        rows = spread(draw(args.dbs, tuple(args.domain or registry.NAMES)))
+        where = f"{args.dbs} drawn databases per domain"
     bad = [f for r in rows for f in r.failures()]
     if args.json:
-        out = {"dbs": args.dbs, "max_top_share": MAX_TOP_SHARE, "max_sibling_hits": MAX_SIBLING_HITS,
+        out = {"over": where, "max_top_share": MAX_TOP_SHARE, "max_sibling_hits": MAX_SIBLING_HITS,
                "templates": [{**asdict(r), "ok": not r.failures()} for r in rows], "failures": bad}
         print(json.dumps(out, ensure_ascii=False, indent=1))  # noqa: T201 - a command-line entry
         return 1 if bad else 0
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"db template answers over {args.dbs} drawn databases per domain")
+    table = Table(title=f"db template answers over {where}")
     for col in ("domain", "template", "kind", "tasks", "distinct", "top share", "top answer", "entropy (bits)",
                 "sibling hits", "ok"):
         table.add_column(col, justify="right" if col in ("tasks", "distinct", "top share", "entropy (bits)",

@@ -20,6 +20,7 @@ oracle fails is dropped), and `spread` measures, per template:
 
 from __future__ import annotations
 
+import json
 import math
 import random
 import tempfile
@@ -28,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from unittest import mock
+
+import yaml
 
 from environments.db import domains as registry
 from environments.db.synth import Synth
@@ -146,6 +149,25 @@ def draw(n: int, names: tuple[str, ...] = registry.NAMES, scratch: Path | None =
                         given, spec = _given(draft)
                         out.append(Drawn(name, draft.slug, draft.kind, db_seed, draft.prompt, given, spec))
                         break
+    return out
+
+
+def from_tasks(folders: list[Path]) -> list[Drawn]:
+    """The read and refusal tasks among materialised task folders (a drawn set's), as drawn."""
+    out: list[Drawn] = []
+    for folder in folders:
+        expected = json.loads((folder / "tests" / "expected.json").read_text(encoding="utf-8"))
+        if expected["kind"] == "write":
+            continue
+        meta = yaml.safe_load((folder / "task.yaml").read_text(encoding="utf-8"))["metadata"]
+        actions = json.loads((folder / "solution" / "actions.json").read_text(encoding="utf-8"))
+        if expected["kind"] == "refusal":
+            given, spec = expected["grounds"]["figure"][0], expected["grounds"]
+        else:
+            given = next(str(a["arguments"]["answer"]) for a in reversed(actions) if a["tool"] == "submit_answer")
+            spec = expected["answer"]
+        out.append(Drawn(meta["domain"], meta["template"], expected["kind"], int(meta.get("db_seed", 0)),
+                         (folder / "prompt.md").read_text(encoding="utf-8"), given, spec))
     return out
 
 
