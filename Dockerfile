@@ -40,10 +40,12 @@ RUN if [ -n "${EXTRA_PACKAGES}" ]; then \
 FROM os AS build
 WORKDIR /app
 COPY pyproject.toml ./
-# Dependencies first (a layer that survives source edits), read from pyproject.toml.
+# Dependencies first (a layer that survives source edits), read from pyproject.toml: the project's,
+# and the optional groups a family image names (PIP_EXTRAS, e.g. "office": its generator's data).
+ARG PIP_EXTRAS=""
 RUN --mount=type=secret,id=ca,target=/etc/ssl/certs/ca-certificates.crt \
     python3 -m venv /opt/envhub \
- && /opt/envhub/bin/python -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml','rb'))['project']['dependencies']))" > /tmp/deps.txt \
+ && /opt/envhub/bin/python -c "import sys, tomllib; p = tomllib.load(open('pyproject.toml','rb'))['project']; print('\n'.join(p['dependencies'] + [d for e in sys.argv[1:] for d in p['optional-dependencies'][e]]))" ${PIP_EXTRAS} > /tmp/deps.txt \
  && /opt/envhub/bin/pip install --no-cache-dir --disable-pip-version-check -q -r /tmp/deps.txt
 COPY envhub ./envhub
 COPY environments ./environments

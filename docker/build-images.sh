@@ -40,9 +40,16 @@ PY
     *) echo "unknown family image: $1" >&2; return 1 ;;
   esac
 }
+family_extras() {  # the project's optional dependency groups a family image adds (pyproject.toml)
+  case "$1" in
+    office) echo "office" ;;  # the drawn set's generator draws its data from scikit-learn and statsmodels
+    *) echo "" ;;
+  esac
+}
 build envhub-sandbox:latest --target sandbox
 build envhub-hub:latest
 build envhub-postgres:latest -f docker/postgres.Dockerfile
 for fam in ${ENVHUB_IMAGES-swe office}; do
-  build "envhub-$fam:latest" --build-arg EXTRA_PACKAGES="$(family_packages "$fam")" --build-arg FAMILIES="$fam"
+  build "envhub-$fam:latest" --build-arg EXTRA_PACKAGES="$(family_packages "$fam")" --build-arg FAMILIES="$fam" \
+    --build-arg PIP_EXTRAS="$(family_extras "$fam")"
 done
