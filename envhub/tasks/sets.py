@@ -25,6 +25,7 @@ import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
+from functools import cached_property
 from importlib.util import find_spec
 from multiprocessing import get_context
 from pathlib import Path
@@ -96,13 +97,11 @@ class TaskSet:
 
     # --- materialising ----------------------------------------------------------------------------
 
-    def generator(self) -> Generator:
-        module, name = self.config.generator.split(":")
-        return getattr(importlib.import_module(module), name)
-
+    @cached_property
     def digest(self) -> str:
         """Names the cache: the set file and every file of the generator's top package folder
-        (a family's generator reads its family's code: intents, tools, seed data)."""
+        (a family's generator reads its family's code: intents, tools, seed data). Hashed once
+        per loaded set: listing, counting and materialising all ask for it."""
         from envhub.tasks.model import tree_sha256
 
         h = hashlib.sha256((self.path / SET_FILE).read_bytes())
@@ -120,7 +119,7 @@ class TaskSet:
 
     def folder(self, cache: Path) -> Path:
         """Where this set's tasks are materialised: `<cache>/<digest>/<family>/<set>/<seed>`."""
-        return cache / self.digest() / self.id
+        return cache / self.digest / self.id
 
     def missing(self, cache: Path) -> list[int]:
         """Seeds whose task is not materialised yet."""
@@ -215,7 +214,7 @@ def _materialize_one(job: tuple[str, str, int, Path]) -> str | None:
         return None
     try:
         module, name = generator.split(":")
-        fn: Generator = getattr(importlib.import_module(module), name)
+        fn: Generator = getattr(importlib.import_module(module), name)  # in a worker process: by name
         with tempfile.TemporaryDirectory(prefix=f".{seed}-", dir=root) as tmp:
             made = fn(set_id, seed, Path(tmp))
             try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from envhub.tasks.model import tree_sha256
 from environments.office import tasktypes
 from environments.office.generate import draw, materialize
-from envhub.tasks.model import tree_sha256
 
 
 def test_a_seed_is_the_same_bytes_twice_even_its_pdfs(tmp_path):
