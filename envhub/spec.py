@@ -213,6 +213,26 @@ class VerifyResult(_Response):
                             checks=[CheckOutcome(id=c.id, kind=c.kind, passed=c.passed) for c in self.checks])
 
 
+class VerdictOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    reward: float
+    passed: bool
+    failure_class: FailureClass
+
+    @classmethod
+    def of(cls, result: VerifyResult) -> VerdictOutcome:
+        return cls(reward=result.reward, passed=result.passed, failure_class=result.failure_class)
+
+
+class Reverified(_Response):
+    """A second judging of a verified episode's final state (`POST /v1/sessions/{id}/reverify`): the
+    verifier run again on the state exported at verify, beside the verdict the episode keeps."""
+
+    first: VerdictOutcome = Field(description="The episode's verdict (what verify answered).")
+    second: VerdictOutcome = Field(description="The verifier's verdict on the same final state, judged again now.")
+    flipped: bool = Field(description="Whether the reward or the pass differ between the two.")
+
+
 class CheckOutcome(BaseModel):
     """One check as an agent sees it: which requirement, of what kind, and whether it held."""
 
@@ -575,6 +595,13 @@ class LengthBucket(BaseModel):
     rate: float | None
 
 
+class VerifierDisagreement(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    sampled: int = Field(description="The run's episodes whose final state was judged a second time.")
+    flipped: int = Field(description="Of those, the ones whose reward or pass changed.")
+    rate: float = Field(description="flipped / sampled.")
+
+
 class RunFigures(BaseModel):
     """What the hub computes for a run from its episodes and the trainer's step reports (the README
     says what each figure means)."""
@@ -593,6 +620,8 @@ class RunFigures(BaseModel):
                                                 "repaired, dropped, cpu_s, gpu_s, trainer_wait_s), staleness merged.")
     cpu_s_per_success: float | None
     gpu_s_per_success: float | None
+    verifier_disagreement: VerifierDisagreement | None = Field(
+        default=None, description="Re-verified final states (a day-seeded sample) and the verdicts that flipped.")
     unknown: dict[str, str] = Field(description="Why a figure is null, by figure.")
 
 

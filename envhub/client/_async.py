@@ -26,7 +26,7 @@ from envhub.client._base import (
     should_retry,
     step_body,
 )
-from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+from envhub.spec import Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
 class AsyncEnvClient:
@@ -128,8 +128,15 @@ class AsyncEnvClient:
         return StepResult.model_validate(
             await self._call("POST", f"/v1/sessions/{session_id}/step", step_body(tool, arguments)))
 
-    async def verify(self, session_id: str) -> VerifyResult:
-        return VerifyResult.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/verify", {}))
+    async def verify(self, session_id: str, keep_state: bool = False) -> VerifyResult:
+        """The episode's verdict; `keep_state` keeps the judged state on the hub for `reverify`."""
+        return VerifyResult.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/verify", {},
+                                                            params={"keep_state": "true"} if keep_state else None))
+
+    async def reverify(self, session_id: str) -> Reverified:
+        """Judge a verified episode's final state again: both verdicts and whether they differ (the
+        hub counts it in the episode's run as `verifier_disagreement`; the episode keeps its verdict)."""
+        return Reverified.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/reverify", {}))
 
     async def state(self, session_id: str) -> SessionState:
         return SessionState.model_validate(await self._call("GET", f"/v1/sessions/{session_id}"))
@@ -170,8 +177,11 @@ class AsyncSession:
     async def step(self, tool: str | ToolCall, **arguments: Any) -> StepResult:
         return await self.client.step(self.id, tool, **arguments)
 
-    async def verify(self) -> VerifyResult:
-        return await self.client.verify(self.id)
+    async def verify(self, keep_state: bool = False) -> VerifyResult:
+        return await self.client.verify(self.id, keep_state)
+
+    async def reverify(self) -> Reverified:
+        return await self.client.reverify(self.id)
 
     async def state(self) -> SessionState:
         return await self.client.state(self.id)

@@ -21,7 +21,7 @@ from envhub.client._base import (
     should_retry,
     step_body,
 )
-from envhub.spec import SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+from envhub.spec import Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
 class EnvClient:
@@ -105,8 +105,15 @@ class EnvClient:
         return StepResult.model_validate(
             self._call("POST", f"/v1/sessions/{session_id}/step", step_body(tool, arguments)))
 
-    def verify(self, session_id: str) -> VerifyResult:
-        return VerifyResult.model_validate(self._call("POST", f"/v1/sessions/{session_id}/verify", {}))
+    def verify(self, session_id: str, keep_state: bool = False) -> VerifyResult:
+        """The episode's verdict; `keep_state` keeps the judged state on the hub for `reverify`."""
+        query = "?keep_state=true" if keep_state else ""
+        return VerifyResult.model_validate(self._call("POST", f"/v1/sessions/{session_id}/verify{query}", {}))
+
+    def reverify(self, session_id: str) -> Reverified:
+        """Judge a verified episode's final state again: both verdicts and whether they differ (the
+        hub counts it in the episode's run as `verifier_disagreement`; the episode keeps its verdict)."""
+        return Reverified.model_validate(self._call("POST", f"/v1/sessions/{session_id}/reverify", {}))
 
     def state(self, session_id: str) -> SessionState:
         return SessionState.model_validate(self._call("GET", f"/v1/sessions/{session_id}"))
@@ -144,8 +151,11 @@ class Session:
     def step(self, tool: str | ToolCall, **arguments: Any) -> StepResult:
         return self.client.step(self.id, tool, **arguments)
 
-    def verify(self) -> VerifyResult:
-        return self.client.verify(self.id)
+    def verify(self, keep_state: bool = False) -> VerifyResult:
+        return self.client.verify(self.id, keep_state)
+
+    def reverify(self) -> Reverified:
+        return self.client.reverify(self.id)
 
     def state(self) -> SessionState:
         return self.client.state(self.id)

@@ -18,6 +18,7 @@ import time
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
 from typing import Any
 
 import aiohttp
@@ -51,7 +52,21 @@ class RolloutConfig:
     lease_s: float | None = 600
     #: the training run the episodes belong to (`/v1/runs`): sent on every reset, kept with each episode
     run_id: str | None = None
+    #: the share of a run's verified episodes whose final state the hub judges a second time before
+    #: the session closes (`reverify_sampled`: seeded by the UTC day, the run and the session); the
+    #: run's `verifier_disagreement` counts the verdicts that flipped. 0 turns it off; no run, none.
+    reverify_rate: float = 0.05
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+def reverify_sampled(rate: float, run_id: str, session_id: str, day: date | None = None) -> bool:
+    """Whether an episode of run `run_id` is in the day's re-verification sample: a fixed share
+    `rate` of sessions, chosen by a hash of (UTC day, run, session), so any process reaches the same
+    choice for the same episode on the same day."""
+    if rate <= 0:
+        return False
+    day = day or datetime.now(UTC).date()
+    return derive_seed("reverify", day.isoformat(), run_id, session_id) < rate * 2**63
 
 
 def budget_for_turn(cfg: RolloutConfig, context_len: int) -> int:
@@ -127,8 +142,9 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
                 break
             _append_observation(traj, codec, gen.token_ids, res.observation.text)
         traj.finish_reason = finish
+        sampled = cfg.run_id is not None and reverify_sampled(cfg.reverify_rate, cfg.run_id, session_id)
         t0 = time.monotonic()
-        verdict = await env.verify(session_id)
+        verdict = await (env.verify(session_id, keep_state=True) if sampled else env.verify(session_id))
         t_env += time.monotonic() - t0
         traj.failure_class = verdict.failure_class.value
         traj.failure_detail = verdict.detail[:500]
@@ -136,6 +152,11 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
         traj.checks = [c.model_dump() for c in verdict.checks]
         traj.reward = float(verdict.reward) if verdict.trainable else None
         traj.retryable = not verdict.trainable and verdict.retryable
+        if sampled and verdict.trainable:
+            try:  # not env time the policy's episode cost: left out of env_s
+                traj.reverify_flipped = (await env.reverify(session_id)).flipped
+            except EnvhubError:  # no state was kept (e.g. agent_timeout at export): the verdict stands
+                pass
     except EnvhubError as e:  # a refused request (4xx, no failure class) is not the policy's and won't pass later
         _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail, e.retryable)
     except (TimeoutError, aiohttp.ClientError, OSError) as e:  # the policy backend's transport (the env

@@ -63,6 +63,9 @@ class Trajectory:
     retryable: bool = False
     #: classes of the earlier attempts of this rollout that failed and were re-run (each masked)
     retried_failures: list[str] = field(default_factory=list)
+    #: whether the verdict flipped when the hub judged the final state again (a sampled episode,
+    #: `RolloutConfig.reverify_rate`); None when it was not judged twice
+    reverify_flipped: bool | None = None
     # provenance
     engine: str = ""
     sampling: dict[str, Any] = field(default_factory=dict)

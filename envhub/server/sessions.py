@@ -29,6 +29,7 @@ from envhub.episode import EpisodeHeader, StepEntry, trajectory
 from envhub.errors import (
     AgentError,
     AgentTimeout,
+    Conflict,
     EnvError,
     EnvhubError,
     EpisodeOver,
@@ -50,12 +51,14 @@ from envhub.server.faults import FaultInjector
 from envhub.spec import (
     Observation,
     ResetRequest,
+    Reverified,
     SessionCreated,
     SessionState,
     StepRequest,
     StepResult,
     TaskRef,
     ToolCall,
+    VerdictOutcome,
     VerifyResult,
 )
 from envhub.tasks.catalog import Catalog
@@ -81,6 +84,7 @@ class EpisodeObserver(Protocol):
     def session_created(self, session: Session) -> None: ...
     def step_done(self, session: Session, entry: StepEntry) -> None: ...
     def verified(self, session: Session, result: VerifyResult) -> None: ...
+    def reverified(self, session: Session, result: Reverified) -> None: ...
     def session_closed(self, session: Session) -> None: ...
 
 
@@ -117,6 +121,9 @@ class Session:
     closed: bool = False
     #: Whether `workdir` may exist (made at reset or verify): most sessions never touch the disk.
     has_workdir: bool = False
+    #: A copy of the final state verify judged (in `workdir`, until close), kept when the verify
+    #: asked (`keep_state`: the verifier consumes what it judges), for `reverify`; else None.
+    final_state: Path | None = None
     #: Who ran what (`envhub.spec.EpisodeHeader`, the one declaration), and its fields as the one
     #: dict every store event carries, merged into each.
     header: EpisodeHeader = field(init=False)
@@ -461,14 +468,16 @@ class SessionManager:
                           trainable=failure.trainable,
                           retryable=failure.retryable, step=session.step_count)
 
-    async def verify(self, session_id: str, caller: Caller | None = None) -> VerifyResult:
+    async def verify(self, session_id: str, caller: Caller | None = None, *, keep_state: bool = False) -> VerifyResult:
+        """Judge the episode's final state, once: a repeat answers the same verdict. `keep_state`
+        keeps a copy of the state judged, so that `reverify` can judge it again."""
         session = self.get(session_id, caller)
         if session.broken is None and session.result is None and (fault := self.faults.hit("verify")):
             session.broken = fault
         session.touch()
         async with session.lock:
             if session.result is None:
-                session.result = await self._verify_locked(session)
+                session.result = await self._verify_locked(session, keep_state)
                 session.terminated = True
                 metrics.VERIFIES.labels(session.family.name, session.result.failure_class.value).inc()
                 metrics.LATENCY.labels("verify", session.family.name).observe(
@@ -478,7 +487,31 @@ class SessionManager:
                     await session.env.close()  # free the sandbox now; the session record stays
         return session.result
 
-    async def _verify_locked(self, session: Session) -> VerifyResult:
+    async def reverify(self, session_id: str, caller: Caller | None = None) -> Reverified:
+        """Judge a verified episode's final state again, as verify judged it (the same exported state
+        and step log, a fresh run of the verifier), and say whether the verdict flipped. The episode
+        keeps its first verdict; the store records the second beside it (a run's
+        `verifier_disagreement`). `Conflict` before verify, or when no state was judged."""
+        session = self.get(session_id, caller)
+        session.touch()
+        async with session.lock:
+            first = session.result
+            if first is None:
+                raise Conflict("verify the episode first: only a verified episode's final state is judged again")
+            if session.final_state is None:
+                raise Conflict(f"no final state was kept (the verdict is {first.failure_class.value}): verify "
+                               "with keep_state=true keeps the state it judges, when export gave one")
+            state = await self._copy_state(session.final_state, session.workdir / f"reverify-{uuid.uuid4().hex[:8]}")
+            if state is None:
+                raise Conflict("the kept final state could not be copied to judge it again")
+            second = await self.judge(session.task, state, session.log)  # consumes the copy
+        a, b = VerdictOutcome.of(first), VerdictOutcome.of(second)
+        answer = Reverified(first=a, second=b, flipped=(a.reward, a.passed) != (b.reward, b.passed))
+        if not session.closed:  # a close meanwhile removed the state: that second verdict judged nothing
+            self._notify("reverified", session, answer)
+        return answer
+
+    async def _verify_locked(self, session: Session, keep_state: bool = False) -> VerifyResult:
         started = time.monotonic()
         task = session.task
         if session.broken is not None:
@@ -501,9 +534,20 @@ class SessionManager:
             return verdict(task, failure=FailureClass.env_error,
                            detail=f"export crashed ({_logged(e, 'export of ' + session.id)})")
         export_s = time.monotonic() - started
+        if keep_state:
+            session.final_state = await self._copy_state(state, session.workdir / "kept-state")
         result = await self.judge(task, state, session.log)
         result.timings.update(export_s=round(export_s, 4), total_s=round(time.monotonic() - started, 4))
         return result
+
+    async def _copy_state(self, state: Path, dest: Path) -> Path | None:
+        """A copy of an exported state at `dest` (links kept as links), or None when copying failed."""
+        try:
+            await asyncio.to_thread(shutil.copytree, state, dest, symlinks=True)
+        except OSError as e:
+            log.warning("copying the final state %s failed: %s", state, e)
+            return None
+        return dest
 
     async def judge(self, task: Task, state: Path, steps: Sequence[StepEntry]) -> VerifyResult:
         """Run the verifier over an exported state; crashes of the runner itself are verifier errors."""

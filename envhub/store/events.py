@@ -23,7 +23,7 @@ from envhub.episode import StepEntry
 from envhub.spec import HEADER_FIELDS as EPISODE_HEADER
 
 if TYPE_CHECKING:
-    from envhub.spec import VerifyResult
+    from envhub.spec import Reverified, VerifyResult
 
 
 class Session(Protocol):
@@ -62,6 +62,14 @@ def step(session: Session, entry: StepEntry) -> Event:
 def verified(session: Session, result: VerifyResult) -> Event:
     return {**session.header_fields, "owner": session.owner, "kind": "verified", "result": result, "at": _now(),
             "step_count": session.step_count}
+
+
+def reverified(session: Session, answer: Reverified) -> Event:
+    """A second judging of the episode's final state: the second verdict and whether it flipped."""
+    second = answer.second
+    return {**session.header_fields, "owner": session.owner, "kind": "reverified",
+            "reverify": {"reward": second.reward, "passed": second.passed,
+                         "failure_class": second.failure_class.value, "flipped": answer.flipped}}
 
 
 def closed(session: Session) -> Event:

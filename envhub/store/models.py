@@ -77,6 +77,9 @@ class EpisodeRow(EpisodeHeaderColumns, Base):
     reset_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     verify_s: Mapped[float | None] = mapped_column(Float, nullable=True)
     timings: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    #: The verifier's second verdict on the same final state (`reward`, `passed`, `failure_class`,
+    #: `flipped`), for the episodes a trainer sampled (`POST /v1/sessions/{id}/reverify`); else None.
+    reverify: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
 
     steps: Mapped[list[StepRow]] = relationship(back_populates="episode", order_by="StepRow.idx",
                                                 cascade="all, delete-orphan", lazy="raise")

@@ -117,6 +117,7 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
     steps: list[tuple[Any, ...]] = []
     closes: list[tuple[list[Any], Any, int]] = []
     verdicts: list[Event] = []
+    reverdicts: list[tuple[dict[str, Any], str]] = []
     for e in events:
         eid = e["id"]
         row = rows.get(eid)
@@ -135,6 +136,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
             closes.append((row, e["at"], e["step_count"]))
         elif kind == "verified":
             verdicts.append(e)
+        elif kind == "reverified":
+            reverdicts.append((e["reverify"], eid))
     # An episode whose `created` event is in this batch starts here: its row goes in with its step
     # count and end already set, without updates. (If the row exists all the same, this batch is a
     # retry of one that committed, and those updates would change nothing.) An episode that started
@@ -159,6 +162,8 @@ def write_events(conn: Connection, *, events: Sequence[Event]) -> None:
         _write_verdict(conn, e["id"], e)
     if late_closes:
         raw(bulk.close, late_closes)
+    for second, eid in reverdicts:
+        conn.execute(update(EpisodeRow).where(EpisodeRow.id == eid).values(reverify=second))
 
 
 #: Where in `HEADER_FIELDS` a time is (stored through the dialect's `ts`), and the ORM's default of

@@ -19,7 +19,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from envhub.errors import Conflict
-from envhub.spec import LengthBucket, RewardByPolicy, RunFigures
+from envhub.spec import LengthBucket, RewardByPolicy, RunFigures, VerifierDisagreement
 from envhub.store.models import CheckRow, EpisodeRow, RunRow, RunStepRow
 from envhub.store.repo import utc
 from envhub.store.stats import percentile
@@ -120,7 +120,7 @@ def run_figures(session: Session, *, run: RunRow, steps: list[RunStepRow]) -> Ru
     episodes = session.execute(select(EpisodeRow.id, EpisodeRow.policy_version, EpisodeRow.created_at,
                                       EpisodeRow.ended_at, EpisodeRow.step_count, EpisodeRow.reward,
                                       EpisodeRow.passed, EpisodeRow.failure_class, EpisodeRow.trainable,
-                                      EpisodeRow.timings).where(*mine)).all()
+                                      EpisodeRow.timings, EpisodeRow.reverify).where(*mine)).all()
     checked = set(session.scalars(select(CheckRow.episode_id).join(EpisodeRow, EpisodeRow.id == CheckRow.episode_id)
                                   .where(*mine).distinct()))
     hacked = set(session.scalars(select(CheckRow.episode_id).join(EpisodeRow, EpisodeRow.id == CheckRow.episode_id)
@@ -159,7 +159,7 @@ def figures_of(episodes: list[Any], checked: set[str], hacked: set[str],
                       trainable_share=trainable_share, anti_hack_rate=anti_hack_rate, trajectories_per_s=per_s,
                       episode_s_p50=_round(percentile(durations, 50)), episode_s_p99=_round(percentile(durations, 99)),
                       success_by_length=_by_length(judged), trainer=trainer, cpu_s_per_success=cpu,
-                      gpu_s_per_success=gpu, unknown=unknown)
+                      gpu_s_per_success=gpu, verifier_disagreement=_disagreement(episodes, unknown), unknown=unknown)
 
 
 def _reward_row(policy: str | None, rewards: list[float]) -> RewardByPolicy:
@@ -167,10 +167,39 @@ def _reward_row(policy: str | None, rewards: list[float]) -> RewardByPolicy:
     mean = sum(rewards) / n
     ci = None
     if n >= 2:
-        sd = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
-        half = (T95[n - 2] if n - 1 <= len(T95) else 1.96) * sd / math.sqrt(n)
-        ci = (round(mean - half, 4), round(mean + half, 4))
+        ci = wilson95(sum(rewards), n) if all(r in (0.0, 1.0) for r in rewards) else t95(rewards)
     return RewardByPolicy(policy_version=policy, n=n, mean=round(mean, 4), ci95=ci)
+
+
+def wilson95(successes: float, n: int) -> tuple[float, float]:
+    """The 95 % Wilson score interval of a success rate: inside [0, 1], and not empty at 0 or n
+    successes (where a t interval of 0/1 rewards collapses to a point or reaches past the scale)."""
+    z = 1.96
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return (round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4))
+
+
+def t95(rewards: list[float]) -> tuple[float, float]:
+    """The mean's 95 % Student's t interval, clipped to the reward's scale [0, 1]."""
+    n = len(rewards)
+    mean = sum(rewards) / n
+    sd = math.sqrt(sum((r - mean) ** 2 for r in rewards) / (n - 1))
+    half = (T95[n - 2] if n - 1 <= len(T95) else 1.96) * sd / math.sqrt(n)
+    return (round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4))
+
+
+def _disagreement(episodes: list[Any], unknown: dict[str, str]) -> VerifierDisagreement | None:
+    """Of the episodes whose final state was judged twice (`episodes.reverify`), those whose verdict
+    flipped."""
+    seconds = [e.reverify for e in episodes if isinstance(e.reverify, dict)]
+    if not seconds:
+        unknown["verifier_disagreement"] = ("no episode of this run was judged twice (sample some: "
+                                            "RolloutConfig.reverify_rate, POST /v1/sessions/{id}/reverify)")
+        return None
+    flipped = sum(1 for r in seconds if r.get("flipped"))
+    return VerifierDisagreement(sampled=len(seconds), flipped=flipped, rate=round(flipped / len(seconds), 4))
 
 
 def _version_key(version: str | None) -> tuple[int, float, str]:

@@ -31,7 +31,7 @@ from envhub.store.repo import write_events
 
 if TYPE_CHECKING:
     from envhub.episode import StepEntry
-    from envhub.spec import VerifyResult
+    from envhub.spec import Reverified, VerifyResult
 
 log = logging.getLogger("envhub.store")
 
@@ -76,6 +76,9 @@ class EpisodeWriter:
 
     def verified(self, session: Session, result: VerifyResult) -> None:
         self.put(events.verified(session, result))
+
+    def reverified(self, session: Session, answer: Reverified) -> None:
+        self.put(events.reverified(session, answer))
 
     def session_closed(self, session: Session) -> None:
         self.put(events.closed(session))

@@ -95,6 +95,8 @@ def layers(f: RunFigures, steps: list[RunStep]) -> list[dict[str, Any]]:
         ci = f" [{latest.ci95[0]:.3f}, {latest.ci95[1]:.3f}]" if latest.ci95 else ""
         reward = f"{latest.mean:.3f}{ci} (policy {latest.policy_version or '(none)'}, n={latest.n})"
     classes = " · ".join(f"{k} {v}" for k, v in sorted(f.failure_classes.items())) or None
+    d = f.verifier_disagreement
+    disagreement = None if d is None else f"{d.flipped} of {d.sampled} re-verified flipped ({d.rate:.1%})"
 
     def trainer(key: str, unit: str = "") -> tuple[str, str | None, str]:
         return key, _num(t.get(key), unit), f"no step report holds {key}"
@@ -113,6 +115,7 @@ def layers(f: RunFigures, steps: list[RunStep]) -> list[dict[str, Any]]:
                   or None, "no step report holds staleness")],
         "reward": [fig("reward, latest policy", reward, "reward"),
                    fig("anti_hack rate", _num(f.anti_hack_rate, "%"), "anti_hack_rate"),
+                   fig("verifier disagreement", disagreement, "verifier_disagreement"),
                    fig("solved by length", " · ".join(f"{b.steps}: {b.solved}/{b.n}" for b in f.success_by_length)
                        or None, "reward")],
         "learning": [("steps reported", str(len(steps)), ""),

@@ -9,13 +9,14 @@ import sys
 from pathlib import Path
 
 import pytest
+from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, inspect
 
 from envhub.config import REPO_ROOT
 from envhub.store import OPERATOR, EpisodeStore
-from envhub.store.db import create_schema, head, make_engine, revision
+from envhub.store.db import _alembic, create_schema, head, make_engine, revision
 from envhub.store.models import Base
 from tests.store.test_postgres import Postgres, postgres  # noqa: F401 - the throwaway cluster, reused
 
@@ -39,20 +40,21 @@ def test_the_head_revision_makes_what_the_models_declare(sqlite_path: Path) -> N
     engine = make_engine(f"sqlite:///{sqlite_path}")
     try:
         create_schema(engine)
-        assert revision(engine) == head() == "0001"
+        assert revision(engine) == head() == "0002"
         assert differences(engine) == []
     finally:
         engine.dispose()
 
 
 def make_earliest_store(engine: Engine) -> None:
-    """A store as the earliest envhub left it: no `owner` or `run_id` column, no runs tables, the
-    single-column indexes the composite ones replaced, no `alembic_version`; and one episode."""
+    """A store as the earliest envhub left it: no `owner`, `run_id` or `reverify` column, no runs
+    tables, the single-column indexes the composite ones replaced, no `alembic_version`; and one episode."""
     Base.metadata.create_all(engine)
     with engine.begin() as conn:
         for sql in ("DROP TABLE run_steps", "DROP TABLE runs", "DROP INDEX ix_episodes_owner_created",
                     "DROP INDEX ix_episodes_run_created", "ALTER TABLE episodes DROP COLUMN owner",
-                    "ALTER TABLE episodes DROP COLUMN run_id", "CREATE INDEX ix_episodes_env ON episodes (env)",
+                    "ALTER TABLE episodes DROP COLUMN run_id", "ALTER TABLE episodes DROP COLUMN reverify",
+                    "CREATE INDEX ix_episodes_env ON episodes (env)",
                     "CREATE INDEX ix_episodes_task_id ON episodes (task_id)"):
             conn.exec_driver_sql(sql)
         conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, policy_version, created_at, "
@@ -86,6 +88,23 @@ def test_a_store_the_last_version_made_is_taken_as_it_is(sqlite_path: Path) -> N
     assert revision(engine) == head() and differences(engine) == []
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT id FROM runs").all() == [("r1",)]
+    engine.dispose()
+
+
+def test_a_store_at_revision_0001_gains_the_reverify_column_and_keeps_its_rows(sqlite_path: Path) -> None:
+    """0002 adds `episodes.reverify` in place: a store that stood at 0001 comes to the head with its episodes."""
+    engine = make_engine(f"sqlite:///{sqlite_path}")
+    with engine.begin() as conn:
+        command.upgrade(_alembic(conn), "0001")
+        conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, policy_version, created_at, "
+                             "step_count, reward, detail, timings) VALUES ('at-1', 'echo', 'echo/say-done', "
+                             "'plain', 'p0', '2026-01-02 03:04:05', 1, 1.0, '', '{}')")
+    assert revision(engine) == "0001"
+    assert "reverify" not in {c["name"] for c in inspect(engine).get_columns("episodes")}
+    create_schema(engine)
+    assert revision(engine) == head() == "0002" and differences(engine) == []
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT id, reward, reverify FROM episodes").all() == [("at-1", 1.0, None)]
     engine.dispose()
 
 

@@ -13,7 +13,9 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -26,7 +28,7 @@ from envhub.errors import Conflict, Forbidden, NotFound
 from envhub.server.auth import new_key
 from envhub.server.thread import serve_in_thread
 from envhub.store import OPERATOR, EpisodeStore
-from envhub.store.runs import T95
+from envhub.store.runs import T95, figures_of
 from tests.store.test_owners import OLD_SCHEMA
 from tests.web.conftest import wait_recorded
 
@@ -35,11 +37,32 @@ BOB, BOB_KEY = new_key("bob")
 OPS, OPS_KEY = new_key("ops", admin=True)
 
 
-def ci95(rewards: list[float]) -> list[float]:
-    """The mean's 95 % interval, written out here apart from the store's code."""
+def clipped_t95(rewards: list[float]) -> tuple[float, float]:
+    """The mean's 95 % t interval clipped to [0, 1], written out here apart from the store's code."""
     mean, sd = statistics.fmean(rewards), statistics.stdev(rewards)
     half = T95[len(rewards) - 2] * sd / math.sqrt(len(rewards))
-    return [round(mean - half, 4), round(mean + half, 4)]
+    return (round(max(0.0, mean - half), 4), round(min(1.0, mean + half), 4))
+
+
+def _row(policy: str, reward: float) -> SimpleNamespace:
+    """A judged, ended episode as `run_figures` selects it."""
+    at = datetime(2026, 1, 2, tzinfo=UTC)
+    return SimpleNamespace(id=uuid.uuid4().hex, policy_version=policy, created_at=at, ended_at=at, step_count=1,
+                           reward=reward, passed=reward >= 1.0, failure_class="ok", trainable=True, timings={},
+                           reverify=None)
+
+
+def test_the_reward_interval_stays_on_the_reward_scale() -> None:
+    """0/1 rewards get the Wilson score interval (values from statsmodels' `proportion_confint(...,
+    method="wilson")`); other rewards a t interval clipped to [0, 1]: never [-0.77, 2.10] for n = 3."""
+    rows = ([_row("1", r) for r in (1.0, 0.0)] + [_row("2", r) for r in (1.0, 1.0, 0.0)]
+            + [_row("3", 1.0) for _ in range(3)] + [_row("4", r) for r in (0.5, 0.7, 0.2)]
+            + [_row("5", r) for r in (0.5, 0.6, 0.55, 0.5)])
+    by = {r.policy_version: r.ci95 for r in figures_of(rows, set(), set(), []).reward_by_policy}
+    assert by["1"] == (0.0945, 0.9055) and by["2"] == (0.2077, 0.9385)  # Wilson
+    assert by["3"] == (0.4385, 1.0)  # all passed: not the point [1, 1] a t interval gives
+    assert by["4"] == (0.0, 1.0) == clipped_t95([0.5, 0.7, 0.2])  # unclipped: [-0.19, 1.12]
+    assert by["5"] == clipped_t95([0.5, 0.6, 0.55, 0.5]) and 0.0 < by["5"][0] < by["5"][1] < 1.0  # nothing to clip
 
 
 @pytest.fixture
@@ -120,8 +143,8 @@ def test_a_runs_figures_come_from_its_owners_episodes_and_its_step_reports(runs_
     f = run["figures"]
     assert f["episodes"] == 6 and f["failure_classes"] == {"ok": 5, "unverified": 1}
     assert f["reward_by_policy"] == [
-        {"policy_version": "1", "n": 2, "mean": 0.5, "ci95": ci95([1.0, 0.0])},
-        {"policy_version": "2", "n": 3, "mean": round(2 / 3, 4), "ci95": ci95([1.0, 1.0, 0.0])}]
+        {"policy_version": "1", "n": 2, "mean": 0.5, "ci95": [0.0945, 0.9055]},  # Wilson: 0/1 rewards
+        {"policy_version": "2", "n": 3, "mean": round(2 / 3, 4), "ci95": [0.2077, 0.9385]}]
     assert f["trainable_share"] == 1.0 and f["anti_hack_rate"] == 0.2  # 1 of the 5 judged by checks
     assert f["success_by_length"] == [{"steps": "1", "n": 3, "solved": 2, "rate": round(2 / 3, 4)},
                                       {"steps": "2-3", "n": 2, "solved": 1, "rate": 0.5}]

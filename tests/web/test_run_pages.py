@@ -44,15 +44,16 @@ def _hedged_db_answer(client: EnvClient, **reset: Any) -> tuple[str, int, bool]:
         s.step("search_employees", department_id=3, status="active", limit=100)
         s.step("submit_answer", answer="14")
         s.step("submit_answer", answer="15")
-        verdict = s.verify()
+        verdict = s.verify(keep_state=True)
+        assert not s.reverify().flipped  # judged twice: the run's verifier disagreement, 0 of 1
     assert any(c.kind == "anti_hack" and not c.passed for c in verdict.checks)
     return s.id, 3, True
 
 
 @pytest.fixture(scope="module")
 def run(data_dir: Path) -> Iterator[dict[str, Any]]:
-    """Alice's run: policy 1 (done, nope), policy 2 (done, done, the hedged db answer), one
-    unverified; one episode of hers outside it; two step reports, the second without a loss."""
+    """Alice's run: policy 1 (done, nope), policy 2 (done, done, the hedged db answer, judged twice),
+    one unverified; one episode of hers outside it; two step reports, the second without a loss."""
     settings = Settings(data_dir=data_dir, tasks_dir=REPO_ROOT / "tasks", families=["echo", "db"], auth="on",
                         api_keys=KEYS)
     run_id = f"web:run-{uuid.uuid4().hex[:6]}"
@@ -120,6 +121,8 @@ def test_the_run_page_shows_its_figures(run: dict[str, Any]) -> None:
     assert cell("execution", "episodes").endswith("episodes 6")
     assert "ok 5" in cell("execution", "failure classes") and "unverified 1" in cell("execution", "failure classes")
     assert cell("reward", "anti_hack rate").endswith("20.0%")
+    assert f["verifier_disagreement"] == {"sampled": 1, "flipped": 0, "rate": 0.0}
+    assert cell("reward", "verifier disagreement").endswith("0 of 1 re-verified flipped (0.0%)")
     latest = f["reward_by_policy"][-1]
     assert latest["policy_version"] == "2" and f"{latest['mean']:.3f} [{latest['ci95'][0]:.3f}" in \
         cell("reward", "reward, latest policy")

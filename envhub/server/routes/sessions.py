@@ -1,11 +1,19 @@
-"""`/v1/sessions`: reset, step, verify, state, close; each acts as its caller (`envhub.server.auth`)."""
+"""`/v1/sessions`: reset, step, verify (and reverify), state, close; each acts as its caller (`envhub.server.auth`)."""
 
 from __future__ import annotations
 
 from fastapi import APIRouter, Response, status
 
 from envhub.server.deps import CallerDep, ManagerDep
-from envhub.spec import ResetRequest, SessionCreated, SessionState, StepRequest, StepResult, VerifyResult
+from envhub.spec import (
+    ResetRequest,
+    Reverified,
+    SessionCreated,
+    SessionState,
+    StepRequest,
+    StepResult,
+    VerifyResult,
+)
 
 router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 
@@ -23,9 +31,18 @@ async def step(session_id: str, req: StepRequest, manager: ManagerDep, caller: C
 
 
 @router.post("/{session_id}/verify", response_model=VerifyResult)
-async def verify(session_id: str, manager: ManagerDep, caller: CallerDep) -> VerifyResult:
-    """Freeze the episode and judge its final state (idempotent: a repeat returns the same verdict)."""
-    return await manager.verify(session_id, caller)
+async def verify(session_id: str, manager: ManagerDep, caller: CallerDep, keep_state: bool = False) -> VerifyResult:
+    """Freeze the episode and judge its final state (idempotent: a repeat returns the same verdict).
+    `keep_state=true` keeps a copy of the state judged, for `reverify`."""
+    return await manager.verify(session_id, caller, keep_state=keep_state)
+
+
+@router.post("/{session_id}/reverify", response_model=Reverified)
+async def reverify(session_id: str, manager: ManagerDep, caller: CallerDep) -> Reverified:
+    """Judge a verified episode's final state a second time (a run's verifier disagreement): both
+    verdicts and whether they differ; the episode keeps its first. `409` before verify, or when the
+    verify did not keep its state (`keep_state=true`)."""
+    return await manager.reverify(session_id, caller)
 
 
 @router.get("/{session_id}", response_model=SessionState)
