@@ -11,17 +11,27 @@ out of the group baseline (rl.md §1.1) — never a 0.
     trainer = GRPOTrainer(model=model, reward_funcs=envhub_reward, args=GRPOConfig(...),
                           train_dataset=Dataset.from_dict({"prompt": task_ids}),
                           processing_class=tokenizer,
-                          rollout_func=make_rollout_func("http://127.0.0.1:8000", tokenizer))
+                          rollout_func=make_rollout_func("http://127.0.0.1:8000", tokenizer, run_id=run),
+                          callbacks=[EnvhubRunCallback("http://127.0.0.1:8000", run)])
+
+`EnvhubRunCallback` (a `transformers.TrainerCallback`, made on first use so that importing this
+module needs no transformers) reports what the trainer logs (loss, learning rate, reward, kl...)
+as the run's step figures (`POST /v1/runs/{id}/steps`), so the run's page shows a TRL run's loss.
 """
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
+import logging
+import math
+import time
 from collections.abc import Callable
 from typing import Any
 
-from envhub.client import AsyncEnvClient
+from envhub.client import AsyncEnvClient, EnvClient
+from envhub.errors import EnvhubError
 from envhub.rl.codec import ChatCodec
 from envhub.rl.policy import HFPolicy, Policy
 from envhub.rl.rollout import RolloutConfig, rollout_group
@@ -98,3 +108,87 @@ def _task_id(prompt: Any) -> str:
     if isinstance(prompt, list) and prompt and isinstance(prompt[-1], dict):  # a conversational row
         return str(prompt[-1].get("content", "")).strip()
     raise ValueError(f"a prompt must be an envhub task id, got {prompt!r:.80}")
+
+
+log = logging.getLogger("envhub.rl.trl")
+
+#: TRL's log names → the run's step figure names (`envhub.rl.trainer.step_figures` uses the same:
+#: `mean_reward`, `loss`, `kl`); any other number TRL logs keeps its own name.
+FIGURE_NAMES = {"loss": "loss", "reward": "mean_reward", "reward_std": "reward_std", "kl": "kl",
+                "learning_rate": "learning_rate", "grad_norm": "grad_norm", "entropy": "entropy",
+                "epoch": "epoch", "num_tokens": "num_tokens", "frac_reward_zero_std": "frac_reward_zero_std"}
+#: A step report holds at most this many figures (`RunStepReport`): the named ones first.
+MAX_FIGURES = 64
+
+
+def step_figures_of(logs: dict[str, Any]) -> dict[str, float]:
+    """The numbers of one TRL log as step figures: renamed by `FIGURE_NAMES`, non-finite ones and
+    non-numbers left out, eval logs (`eval_...`) too (not a training step's)."""
+    out: dict[str, float] = {}
+    for key, value in logs.items():
+        if key.startswith("eval_") or isinstance(value, bool) or not isinstance(value, int | float):
+            continue
+        if math.isfinite(value):
+            out[FIGURE_NAMES.get(key, key)] = float(value)
+    return out
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EnvhubRunCallback":
+        return _callback_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+@functools.cache
+def _callback_class() -> type:
+    from transformers import TrainerCallback
+
+    class EnvhubRunCallback(TrainerCallback):
+        """Reports each training log of a `transformers` / TRL trainer to an envhub run.
+
+        `client_or_url`: an `EnvClient`, or the hub's URL (with `api_key`, else `ENVHUB_API_KEY`:
+        the credential that created the run, since a run is its creator's). Each `on_log` becomes the
+        step report of `state.global_step` (`policy_version`: that step, as `make_rollout_func`'s
+        in-process policy names its episodes), with `cpu_s` (this process's CPU seconds since the
+        last log) and, when the model is on a GPU, `gpu_s` (wall seconds since the last log). Logs of
+        the same step (the closing `train_runtime` log, say) are merged into that step's figures, since
+        a step reported again replaces them. A report the hub refuses is logged, never raised: the
+        training goes on. Only the world's process zero reports."""
+
+        def __init__(self, client_or_url: EnvClient | str, run_id: str, *, api_key: str | None = None) -> None:
+            self.client = client_or_url if isinstance(client_or_url, EnvClient) else \
+                EnvClient(client_or_url, api_key=api_key)
+            self.run_id = run_id
+            self.reported: dict[int, dict[str, float]] = {}
+            self._cpu, self._wall = time.process_time(), time.monotonic()
+
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None,
+                   **kwargs: Any) -> None:
+            if not logs or not state.is_world_process_zero:
+                return
+            cpu, wall = time.process_time(), time.monotonic()
+            spent = {"cpu_s": cpu - self._cpu}
+            if _on_gpu(kwargs.get("model")):
+                spent["gpu_s"] = wall - self._wall
+            self._cpu, self._wall = cpu, wall
+            step = int(state.global_step)
+            figures = self.reported.setdefault(step, {})
+            figures.update(step_figures_of(logs))
+            for key, seconds in spent.items():
+                figures[key] = round(figures.get(key, 0.0) + seconds, 6)
+            named = [k for k in figures if k in FIGURE_NAMES.values() or k in ("cpu_s", "gpu_s")]
+            kept = named + sorted(k for k in figures if k not in named)
+            try:
+                self.client.report_step(self.run_id, step, {k: figures[k] for k in kept[:MAX_FIGURES]},
+                                        policy_version=str(step))
+            except EnvhubError as e:
+                log.warning("run %s: step %d not reported: %s", self.run_id, step, e)
+
+    return EnvhubRunCallback
+
+
+def _on_gpu(model: Any) -> bool:
+    try:
+        return next(model.parameters()).device.type == "cuda"
+    except (AttributeError, StopIteration, TypeError):
+        return False
