@@ -87,6 +87,9 @@ def _figure_rows(f: Any) -> list[tuple[str, str]]:
     rows = [("failure classes", ", ".join(f"{k} {v}" for k, v in sorted(f.failure_classes.items())) or "-"),
             ("trainable share", why("trainable_share", f.trainable_share)),
             ("anti_hack rate", why("anti_hack_rate", f.anti_hack_rate)),
+            ("verifier disagreement", why("verifier_disagreement", None) if f.verifier_disagreement is None else
+             f"{f.verifier_disagreement.flipped} of {f.verifier_disagreement.sampled} re-verified flipped "
+             f"({f.verifier_disagreement.rate:.1%})"),
             ("trajectories/s", why("trajectories_per_s", f.trajectories_per_s)),
             ("episode s p50 / p99", f"{_num(f.episode_s_p50)} / {_num(f.episode_s_p99)}"),
             ("solved by length (steps)",

@@ -242,7 +242,9 @@ async def test_cli_runs_lists_and_shows_a_run(data_dir: Path, hub_with_store) ->
                                             run_id=run.id), owner)
             await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})),
                          owner)
-            await m.verify(c.session_id, owner)
+            await m.verify(c.session_id, owner, keep_state=policy == "2")
+            if policy == "2":  # judged twice: the run's verifier disagreement, 0 of 1
+                assert not (await m.reverify(c.session_id, owner)).flipped
             await m.close(c.session_id, owner)
         store.report_step(run.id, RunStepReport(step=1, policy_version="2", figures={
             "loss": 0.125, "discarded": 3, "staleness": {"0": 6, "1": 2}}), viewer=owner.viewer)
@@ -269,11 +271,13 @@ async def test_cli_runs_lists_and_shows_a_run(data_dir: Path, hub_with_store) ->
     body = json.loads(shown.stdout)
     assert body["figures"]["episodes"] == 2 and body["figures"]["trainer"]["staleness"] == {"0": 6.0, "1": 2.0}
     assert [r["policy_version"] for r in body["figures"]["reward_by_policy"]] == ["1", "2"]
+    assert body["figures"]["verifier_disagreement"] == {"sampled": 1, "flipped": 0, "rate": 0.0}
     readable = envhub("runs", "show", "cli-run-0001")
     assert readable.returncode == 0, readable.stderr
     for text in ("run cli-run-0001: 2 episodes, 1 steps reported", "reward by policy version", "ok 2",
                  "anti_hack rate", "solved by length (steps)", "1: 1/2", "no step report or episode timing holds cpu_s",
-                 "trainer staleness", "0: 6, 1: 2", "trainer steps", "0.125"):
+                 "trainer staleness", "0: 6, 1: 2", "trainer steps", "0.125",
+                 "0 of 1 re-verified flipped (0.0%)"):
         assert text in readable.stdout, (text, readable.stdout)
     missing = envhub("runs", "show", "no-such-run")
     assert missing.returncode == 2 and "no run 'no-such-run'" in missing.stdout
