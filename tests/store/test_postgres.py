@@ -157,7 +157,8 @@ async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_sto
                                             run_id=run.id), owner)
             await m.step(c.session_id, StepRequest(action=ToolCall(tool="echo", arguments={"message": message})),
                          owner)
-            await m.verify(c.session_id, owner)
+            await m.verify(c.session_id, owner, keep_state=True)
+            assert not (await m.reverify(c.session_id, owner)).flipped  # its second verdict: a json column
             await m.close(c.session_id, owner)
         assert await store.writer.flush()
         for step, figures in ((1, {"loss": 9.0}), (1, {"loss": 0.5, "cpu_s": 3.0, "staleness": {"0": 4.0}}),
@@ -171,6 +172,8 @@ async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_sto
         assert f.episodes == 3 and [(r.policy_version, r.n, r.mean) for r in f.reward_by_policy] == [
             ("1", 1, 0.0), ("2", 2, 1.0)]
         assert f.cpu_s_per_success == 1.5 and f.anti_hack_rate == 0.0
+        assert f.verifier_disagreement is not None and (f.verifier_disagreement.sampled,
+                                                        f.verifier_disagreement.flipped) == (3, 0)
         assert store.run_detail(run.id, viewer=OPERATOR) is not None
         assert [r.id for r in store.runs(viewer=owner.viewer)[0]] == [run.id]
     finally:
