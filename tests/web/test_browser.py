@@ -363,7 +363,8 @@ def test_a_runs_page_plots_its_figures(served: Served, browser, shots: Path) -> 
             s.step(ToolCall(tool="search_employees", arguments={"department_id": 3, "status": "active", "limit": 100}))
             s.step(ToolCall(tool="submit_answer", arguments={"answer": "14"}))
             s.step(ToolCall(tool="submit_answer", arguments={"answer": "15"}))
-            assert any(c.kind == "anti_hack" and not c.passed for c in s.verify().checks)
+            assert any(c.kind == "anti_hack" and not c.passed for c in s.verify(keep_state=True).checks)
+            assert not s.reverify().flipped  # judged twice: the verifier disagreement row
         recorded.append((s.id, 3))
         client.report_step(run_id, 1, {"loss": 0.7, "valid": 4, "staleness": {"0": 3, "1": 1}}, policy_version="1")
         client.report_step(run_id, 2, {"loss": 0.4, "valid": 4, "discarded": 1, "staleness": {"0": 2, "1": 1, "2": 1}},
@@ -395,6 +396,8 @@ def test_a_runs_page_plots_its_figures(served: Served, browser, shots: Path) -> 
     assert 1 <= len(ended) <= 5 and sum(int(t.split(": ")[1].split()[0]) for t in ended) == 5
     anti_hack = page.locator('#layers tr[data-figure="anti_hack rate"] td.value').inner_text()
     assert anti_hack == "20.0%"
+    disagreement = page.locator('#layers tr[data-figure="verifier disagreement"] td.value').inner_text()
+    assert disagreement == "0 of 1 re-verified flipped (0.0%)" and api["verifier_disagreement"]["sampled"] == 1
     assert "unknown" in page.locator('#layers tr[data-figure="GPU s per solved task"]').inner_text()
     page.screenshot(path=str(shots / "11-run.png"), full_page=True)
 
