@@ -491,7 +491,7 @@ class SessionManager:
         """Judge a verified episode's final state again, as verify judged it (the same exported state
         and step log, a fresh run of the verifier), and say whether the verdict flipped. The episode
         keeps its first verdict; the store records the second beside it (a run's
-        `verifier_disagreement`). `Conflict` before verify, or when no state was judged."""
+        `verifier_disagreement`). `Conflict` before verify, or when the verify kept no state."""
         session = self.get(session_id, caller)
         session.touch()
         async with session.lock:
@@ -534,10 +534,15 @@ class SessionManager:
             return verdict(task, failure=FailureClass.env_error,
                            detail=f"export crashed ({_logged(e, 'export of ' + session.id)})")
         export_s = time.monotonic() - started
+        kept = time.monotonic()
         if keep_state:
             session.final_state = await self._copy_state(state, session.workdir / "kept-state")
+        keep_s = time.monotonic() - kept
         result = await self.judge(task, state, session.log)
-        result.timings.update(export_s=round(export_s, 4), total_s=round(time.monotonic() - started, 4))
+        # the copy is the trainer's sampling, not the verify's: left out of total_s, timed on its own
+        result.timings.update(export_s=round(export_s, 4), total_s=round(time.monotonic() - started - keep_s, 4))
+        if keep_state:
+            result.timings["keep_state_s"] = round(keep_s, 4)
         return result
 
     async def _copy_state(self, state: Path, dest: Path) -> Path | None:
