@@ -76,6 +76,8 @@ log = logging.getLogger("envhub.sessions")
 #: does not is wedged by the agent: `agent_timeout`); only an environment still silent this long
 #: past the step limit is a fault of its own (`env_error`). Each rung must exceed the one below.
 STEP_GRACE_S = 15.0
+#: How many times `reverify` judges one episode's kept state: each is a whole verifier run.
+MAX_REVERIFIES = 2
 
 
 class EpisodeObserver(Protocol):
@@ -124,6 +126,7 @@ class Session:
     #: A copy of the final state verify judged (in `workdir`, until close), kept when the verify
     #: asked (`keep_state`: the verifier consumes what it judges), for `reverify`; else None.
     final_state: Path | None = None
+    reverifies: int = 0  # times `reverify` judged the kept state (at most `MAX_REVERIFIES`)
     #: Who ran what (`envhub.spec.EpisodeHeader`, the one declaration), and its fields as the one
     #: dict every store event carries, merged into each.
     header: EpisodeHeader = field(init=False)
@@ -501,6 +504,9 @@ class SessionManager:
             if session.final_state is None:
                 raise Conflict(f"no final state was kept (the verdict is {first.failure_class.value}): verify "
                                "with keep_state=true keeps the state it judges, when export gave one")
+            if session.reverifies >= MAX_REVERIFIES:
+                raise Conflict(f"this episode's final state was judged again {MAX_REVERIFIES} times already")
+            session.reverifies += 1
             state = await self._copy_state(session.final_state, session.workdir / f"reverify-{uuid.uuid4().hex[:8]}")
             if state is None:
                 raise Conflict("the kept final state could not be copied to judge it again")

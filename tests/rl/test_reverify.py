@@ -135,6 +135,8 @@ def test_reverify_answers_both_verdicts_and_refuses_before_verify(db_server) -> 
             s.step("submit_answer", answer="22806.26")
             verdict = s.verify(keep_state=True)
             again, third = s.reverify(), s.reverify()  # each judges a fresh copy of the kept state
+            with pytest.raises(Conflict, match="judged again 2 times already"):
+                s.reverify()  # each is a whole verifier run: a session gets two
         assert (again.first.reward, again.first.passed) == (verdict.reward, verdict.passed) == (1.0, True)
         assert (again.second.reward, again.second.passed, again.flipped) == (1.0, True, False) == (
             third.second.reward, third.second.passed, third.flipped)
