@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -94,8 +97,26 @@ def create_schema(engine: Engine) -> None:
                     raise
 
 
+@contextlib.contextmanager
+def _sqlite_file_lock(engine: Engine) -> Iterator[None]:
+    """Processes meeting one new SQLite file upgrade it one at a time: an exclusive `flock` on the
+    database file (SQLite's own locks are POSIX record locks, which `flock` does not touch on Linux).
+    SQLite runs the revisions' DDL outside one transaction, so racers otherwise both make a table or
+    an index and one fails (two retries were not enough for four racers and two revisions)."""
+    database = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        yield
+        return
+    with open(database, "ab") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def _upgrade(engine: Engine) -> None:
-    with engine.begin() as conn:
+    with _sqlite_file_lock(engine), engine.begin() as conn:
         if conn.dialect.name == "postgresql":
             conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_UPGRADE_LOCK})")
         if MigrationContext.configure(conn).get_current_revision() == head():
