@@ -6,6 +6,8 @@ through `make_rollout_func`."""
 from __future__ import annotations
 
 import asyncio
+import time
+import uuid
 
 import pytest
 
@@ -177,14 +179,20 @@ def test_trl_grpo_trainer_takes_a_real_step_over_envhub(model_and_tok, db_server
     right, wrong = (tok.encode(format_call("submit_answer", {"answer": a}), add_special_tokens=False)
                     + [tok.eos_token_id] for a in ("22806.26", "0"))
     policy = ScriptedPolicy([right, wrong], tok.eos_token_id, version=0)
-    rollout = make_rollout_func(db_server.url, tok, policy=policy,
+    from envhub.client import EnvClient
+    from envhub.rl.trl import EnvhubRunCallback
+
+    token, run_id = "rl-trl-run-client-token-000000000001", f"trl-{uuid.uuid4().hex[:8]}"
+    with EnvClient(db_server.url, api_key=token) as client:
+        client.create_run(run_id, {"trainer": "trl.GRPOTrainer"})
+    rollout = make_rollout_func(db_server.url, tok, policy=policy, run_id=run_id, api_key=token,
                                 cfg=RolloutConfig(tools=["search_accounts", "submit_answer"], max_turns=1))
     args = trl.GRPOConfig(output_dir=str(tmp_path), per_device_train_batch_size=2, num_generations=2, max_steps=1,
                           use_cpu=True, report_to=[], logging_steps=1, max_completion_length=64, learning_rate=1e-4,
                           save_strategy="no", bf16=False, beta=0.0)
     trainer = trl.GRPOTrainer(model=model, reward_funcs=envhub_reward, args=args, processing_class=tok,
                               train_dataset=datasets.Dataset.from_dict({"prompt": ["db/bank/ask-balance-001"]}),
-                              rollout_func=rollout)
+                              rollout_func=rollout, callbacks=[EnvhubRunCallback(db_server.url, run_id, api_key=token)])
     before = {k: v.detach().clone() for k, v in model.named_parameters()}
     trainer.train()
     assert trainer.state.global_step == 1
@@ -193,3 +201,13 @@ def test_trl_grpo_trainer_takes_a_real_step_over_envhub(model_and_tok, db_server
     assert changed > 0
     logged = trainer.state.log_history[0]
     assert logged["reward"] == pytest.approx(0.5)  # one right (1), one wrong (0)
+    # the run on the hub: its two episodes, and the step TRL logged (the closing summary merged in)
+    with EnvClient(db_server.url, api_key=token) as client:
+        deadline = time.monotonic() + 20
+        while (run := client.get_run(run_id))["figures"]["episodes"] < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)  # the store writes asynchronously
+    [report] = run["step_reports"]
+    assert (report["step"], report["policy_version"]) == (1, "1")
+    assert report["figures"]["loss"] == pytest.approx(logged["loss"]) and report["figures"]["mean_reward"] == 0.5
+    assert "train_runtime" in report["figures"] and report["figures"]["cpu_s"] > 0
+    assert run["figures"]["episodes"] == 2
