@@ -319,10 +319,14 @@ def jail_processes() -> int:
     return max(8, min(caps) - HARNESS_RESERVE) if caps else JAIL_PROCESSES
 
 
-def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd: int) -> list[str]:
+def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd: int,
+              masked: tuple[Path, ...] = ()) -> list[str]:
     """`command` in a bubblewrap jail: its own user (another uid), pid, net, ipc and uts
-    namespaces, the whole file system read-only except `writable`, a private /tmp. From inside it
-    no process of the harness can be seen, so none can be signalled, traced or written to.
+    namespaces, the whole file system read-only except `writable`, a private /tmp, and each
+    `masked` folder an empty one (the task's hidden files: `tests.json` names the tests that judge,
+    `twins.json` which copies are twins, code that read them could flip exactly the right verdicts).
+    From inside it no process of the harness can be seen, so none can be signalled, traced or
+    written to.
 
     Its RLIMIT_NPROC (`jail_processes`) is set inside its user namespace: the kernel counts
     processes per user namespace and charges them to the parents too, so the jail's own count
@@ -334,6 +338,8 @@ def jail_argv(command: str, *, cwd: Path, writable: tuple[Path, ...], status_fd:
             "--unshare-cgroup-try", "--die-with-parent", "--new-session",
             "--uid", str(JAIL_UID), "--gid", str(JAIL_UID), "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev",
             "--size", str(JAIL_TMP_BYTES), "--tmpfs", "/tmp"]
+    for path in masked:
+        argv += ["--tmpfs", str(path)]
     for path in writable:
         argv += ["--bind", str(path), str(path)]
     return argv + ["--json-status-fd", str(status_fd), "--chdir", str(cwd), "--",
@@ -354,7 +360,7 @@ def jail_available() -> bool:
 
 
 def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
-           jail: tuple[Path, ...] | None = None) -> tuple[int | None, str, bool]:
+           jail: tuple[Path, ...] | None = None, masked: tuple[Path, ...] = ()) -> tuple[int | None, str, bool]:
     """Run `command` with bash in its own process group; kill the whole group at the deadline.
 
     With `jail` (the folders it may write), the command runs untrusted in `jail_argv`; a jail that
@@ -364,7 +370,7 @@ def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
     argv = ["/bin/bash", "--noprofile", "--norc", "-c", command]
     if jail is not None:
         status_r, status_w = os.pipe()
-        argv = jail_argv(command, cwd=cwd, writable=jail, status_fd=status_w)
+        argv = jail_argv(command, cwd=cwd, writable=jail, status_fd=status_w, masked=masked)
     try:
         with tempfile.TemporaryFile() as out:
             proc = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -415,11 +421,12 @@ def run_env(cfg: SweConfig, work: Path, report_dir: Path) -> dict[str, str]:
 
 
 def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, test_args: str = "",
-              jail: bool = True) -> RunResult:
+              jail: bool = True, masked: tuple[Path, ...] = ()) -> RunResult:
     """Build and test `repo` in place (already prepared) and parse the runner's report.
 
     The build and the tests run the agent's code, so they run jailed (`jail_argv`), writing only
-    the repository, their HOME/TMPDIR and the report folder; this process reads the report after.
+    the repository, their HOME/TMPDIR and the report folder, reading nothing under `masked`; this
+    process reads the report after.
     """
     result = RunResult()
     work = Path(tempfile.mkdtemp(prefix="swe-run-"))
@@ -439,7 +446,7 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
         if cfg.build:
             started = time.monotonic()
             code, out, timed_out = _shell(cfg.build, cwd=repo, env=env, timeout=max(1.0, deadline - time.monotonic()),
-                                          jail=writable)
+                                          jail=writable, masked=masked)
             result.elapsed_s["build"] = round(time.monotonic() - started, 3)
             result.build_output = out
             if code != 0:
@@ -448,7 +455,7 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
                 return result
         started = time.monotonic()
         code, out, timed_out = _shell(cfg.test_command, cwd=repo, env=env,
-                                      timeout=max(1.0, deadline - time.monotonic()), jail=writable)
+                                      timeout=max(1.0, deadline - time.monotonic()), jail=writable, masked=masked)
         result.elapsed_s["test"] = round(time.monotonic() - started, 3)
         result.test_exit, result.test_output, result.timed_out = code, out, timed_out
         try:
@@ -467,16 +474,18 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
 
 def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, timeout_s: float | None = None,
               test_args: str = "", twins: bool = False,
-              copies: list[tuple[str, int | None]] | None = None) -> RunResult:
+              copies: list[tuple[str, int | None]] | None = None, as_agent: bool = False) -> RunResult:
     """Grade-style run over repository state `state` (not modified): copy, restore protected
     paths, apply the test patch, plant the twins and copies of the suite's own tests that grading
     plants (with `twins`, from `tests/twins.json`), or exactly `copies` (validation), build, test,
-    parse."""
+    parse. `as_agent`: the suite as the agent's `run_tests` sees it (nothing restored or added)."""
     cfg = SweConfig.from_task_dir(task_dir)
     tests = task_dir / "tests"
     scratch = Path(tempfile.mkdtemp(prefix="swe-repo-")) / "repo"
     try:
         copy_repo(state, scratch)
+        if as_agent:
+            return run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args, masked=(task_dir.resolve(),))
         restore_protected(scratch, cfg.protected_paths, tests / "protected.tar")
         if apply_test_patch and (tests / "test.patch").is_file():
             try:
@@ -484,9 +493,9 @@ def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, tim
             except PatchError as e:
                 return RunResult(patch_error=str(e))
         if copies is None and twins:
-            copies = swe_twins.plan(swe_twins.load(tests), load_tests_json(task_dir)[0], random.SystemRandom()).copies
+            copies = swe_twins.plan(swe_twins.load(tests), load_tests_json(task_dir)[0], random.SystemRandom())
         planted = swe_twins.plant(scratch, cfg.language, copies) if copies else []
-        result = run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args)
+        result = run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args, masked=(task_dir.resolve(),))
         swe_twins.resolve(planted, result.statuses)
         result.copies = [asdict(c) for c in planted]
         return result
@@ -571,10 +580,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--timeout", type=float, default=None)
     run.add_argument("--twins", action="store_true", help="plant the twins and copies grading plants")
     run.add_argument("--copies", default=None, help="plant these copies: JSON [[test id, literal index or null], ...]")
+    run.add_argument("--as-agent", action="store_true", help="the suite as the agent runs it: nothing restored")
     args = ap.parse_args(argv)
     copies = [(str(t), None if i is None else int(i)) for t, i in json.loads(args.copies)] if args.copies else None
     result = run_state(args.repo, args.task, apply_test_patch=not args.no_test_patch, timeout_s=args.timeout,
-                       twins=args.twins, copies=copies)
+                       twins=args.twins, copies=copies, as_agent=args.as_agent)
     result.build_output = result.build_output[-2000:]
     result.test_output = result.test_output[-2000:]
     sys.stdout.write("\n" + RESULT_MARKER + json.dumps(asdict(result)) + "\n")

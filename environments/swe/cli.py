@@ -6,6 +6,7 @@ factory's `sources list|fetch` (pinned upstream packages) and `synth` (tasks mad
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -249,6 +250,10 @@ def synth_cmd(package: str = typer.Argument(..., help="PACKAGE[==VERSION] or a p
               validate: bool = typer.Option(True, "--validate/--no-validate",
                                             help="Keep only tasks `envhub validate` accepts (their records are "
                                                  "written); --no-validate leaves that to you."),
+              rewrite: bool = typer.Option(False, "--rewrite",
+                                           help="Make the package's existing tasks anew from their recorded bugs "
+                                                "(base, prompt, task.yaml) as the factory makes them today; "
+                                                "validate them after."),
               as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Make SWE tasks from a pinned package: mutate its source, keep what its own tests catch stably
     and what the whole validation gate accepts, and write the task folders with their records."""
@@ -257,6 +262,9 @@ def synth_cmd(package: str = typer.Argument(..., help="PACKAGE[==VERSION] or a p
     settings = get_settings()
     pkg = _packages([package], None, manifests)[0]
     root = dest or settings.tasks_dir
+    if rewrite:
+        _rewrite(pkg, root, settings.data_dir, as_json)
+        return
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
                   TextColumn("{task.fields[last]}"), TimeElapsedColumn(), console=console, disable=as_json) as progress:
         bar = progress.add_task(pkg.id, total=count, last="")
@@ -287,6 +295,31 @@ def synth_cmd(package: str = typer.Argument(..., help="PACKAGE[==VERSION] or a p
         console.print("rejected by: " + ", ".join(f"{k} ({v})" for k, v in sorted(out["rejected_by"].items())))
     if report.kept and not validate:
         console.print("next: envhub validate " + " ".join(report.kept))
+
+
+def _rewrite(pkg: Any, root: Path, data_dir: Path, as_json: bool) -> None:
+    from envhub.errors import TaskInvalid
+    from environments.swe.factory.synth import SynthError, Synthesiser
+
+    synth = Synthesiser(pkg, tasks_root=root, data_dir=data_dir)
+    done: dict[str, str] = {}
+    try:
+        synth.prepare()
+        for y in sorted(synth.root.glob("*/task.yaml")):
+            try:
+                synth.rewrite(y.parent)
+                done[y.parent.name] = "rewritten"
+            except (SynthError, TaskInvalid) as e:
+                done[y.parent.name] = f"failed: {e}"[:300]
+    finally:
+        shutil.rmtree(synth.work, ignore_errors=True)
+    if as_json:
+        typer.echo(json.dumps(done, indent=2))
+    else:
+        for name, outcome in done.items():
+            console.print(f"{pkg.slug}/{name}: {outcome}")
+    if any(v != "rewritten" for v in done.values()):
+        raise typer.Exit(1)
 
 
 def _validation_gate(settings: Any, root: Path) -> Callable[[Path], tuple[str, dict[str, str]]]:

@@ -2,10 +2,12 @@
 
 The agent's workspace is a checkout of `base_commit`, without the test patch: for a hand-written
 task, from `state/repo.bundle`; for a factory task, the pinned upstream source
-(`environments/swe/source.py`) with the gold patch reversed (the bug), committed as the single
-commit `base_commit`. Building it costs a second or more, so each task's checkout is prepared once
-under `<data_dir>/swe-cache/<key>/repo` (the key hashes what it is made of) and every reset copies
-it as the sandbox template.
+(`environments/swe/source.py`) with the gold patch reversed (the bug) and its FAIL_TO_PASS tests
+deleted (`verifiers.swe_twins.hide`: the package's own tests judge it, so the agent must not read
+them; grading restores them from `protected.tar`), committed as the single commit `base_commit`.
+Building it costs a second or more, so each task's checkout is prepared once under
+`<data_dir>/swe-cache/<key>/repo` (the key hashes what it is made of) and every reset copies it as
+the sandbox template.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 from envhub.errors import EnvError, TaskInvalid
@@ -54,6 +57,7 @@ def cache_key(task: Task) -> str:
     parts = ([task.solution_dir / "gold.patch"] if src else [bundle_path(task)])
     if src:
         h.update(src.key.encode())
+        parts.append(task.tests_dir / "tests.json")  # the hidden tests
     for part in parts:
         with open(part, "rb") as f:
             for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -102,20 +106,27 @@ def clone_base(task: Task, dest: Path, data_dir: Path | None = None) -> None:
     git("gc", "-q", "--prune=now", cwd=dest)
 
 
-def source_base_commit(src: swe_source.Source, gold: Path, data_dir: Path, dest: Path) -> str:
-    """Build in `dest` the upstream tree of `src` with the patch `gold` reversed (the bug),
-    committed once; the commit id.
+def source_base_commit(src: swe_source.Source, gold: Path, data_dir: Path, dest: Path, *,
+                       hidden: Sequence[str] = (), language: str = "", protected: Sequence[str] = ()) -> str:
+    """Build in `dest` the upstream tree of `src` with the patch `gold` reversed (the bug) and the
+    tests `hidden` deleted, committed once; the commit id.
 
-    Files are hard links into the shared tree (a task adds only its git objects); `git apply`
-    writes every file it changes anew, so the shared tree is never written through a link."""
-    from verifiers.swe import PatchError, apply_patch
+    Files are copies, never links into the shared tree: whoever edits a checkout in place (a
+    forger, a control, a twin) must not change the next task's base."""
+    from verifiers import swe_twins
+    from verifiers.swe import PatchError, apply_patch, is_protected
 
     upstream = swe_source.tree(src, data_dir)
-    shutil.copytree(upstream, dest, symlinks=True, copy_function=os.link)
+    shutil.copytree(upstream, dest, symlinks=True)
     try:
         apply_patch(dest, gold, reverse=True)
     except PatchError as e:
         raise TaskInvalid(f"the gold patch does not reverse on {src.id}: {e}") from e
+    if hidden:
+        unseen = swe_twins.hide(dest, language, list(hidden), lambda rel: is_protected(rel, protected))
+        if unseen:
+            raise TaskInvalid(f"{len(unseen)} FAIL_TO_PASS test(s) cannot be hidden from the checkout (no "
+                              f"definition found by name): " + ", ".join(map(repr, unseen[:3])))
     git("init", "-q", "-b", "main", cwd=dest)
     git("add", "-A", "--force", cwd=dest)  # the tree as the registry ships it, ignored files too
     git("commit", "-q", "--no-verify", "-m", "base", cwd=dest)
@@ -126,7 +137,12 @@ def _base_from_source(task: Task, src: swe_source.Source, data_dir: Path, dest: 
     gold = task.solution_dir / "gold.patch"
     if not gold.is_file():
         raise TaskInvalid(f"{task.id}: {gold} is missing")
-    head = source_base_commit(src, gold, data_dir, dest)
+    from verifiers.swe import load_tests_json
+
+    f2p, _ = load_tests_json(task.path)
+    cfg = config(task)
+    head = source_base_commit(src, gold, data_dir, dest, hidden=f2p, language=cfg.language,
+                              protected=cfg.protected_paths)
     if head != base_commit(task):
         raise TaskInvalid(f"{task.id}: the base built from {src.id} is commit {head}, not the task's "
                           f"base_commit {base_commit(task)}")

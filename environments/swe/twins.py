@@ -19,10 +19,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from environments.swe.repo import clone_base
 from envhub.tasks.model import Task
+from environments.swe.repo import clone_base
 from verifiers import swe_twins
-from verifiers.swe import PASSED, RunResult, SweConfig, apply_patch, load_tests_json, run_state
+from verifiers.swe import PASSED, RunResult, SweConfig, apply_patch, load_tests_json, restore_protected, run_state
 
 #: Candidates tried per test (one suite run each over the gold state).
 RANKS = 3
@@ -60,8 +60,11 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
         gold = work / "gold"
         clone_base(task, gold, data_dir)
         apply_patch(gold, task.solution_dir / "gold.patch")
-        view = work / "view"  # base + gold + test patch: where candidates are read, as plant() reads them
+        # base + gold, its tests as grading restores them (a factory task's checkout lacks its
+        # FAIL_TO_PASS tests) + test patch: where candidates are read, as plant() reads them
+        view = work / "view"
         shutil.copytree(gold, view, symlinks=True)
+        restore_protected(view, cfg.protected_paths, task.tests_dir / "protected.tar")
         if (task.tests_dir / "test.patch").is_file():  # a factory task's tests are the package's own
             apply_patch(view, task.tests_dir / "test.patch")
         if max_p2p is not None and len(p2p) > max_p2p:

@@ -7,6 +7,8 @@
    read: no file of the checkout and no file under the sandbox's read-only host folders of the
    same name as a fixed file holds a fixed hunk's clean text (a Debian or PyPI install of the same
    library, a vendored or built copy).
+   A factory task's checkout must not hold its FAIL_TO_PASS tests: the suite as the agent runs it
+   builds, reports, and reports none of them.
 2. Runs: base+test N times and base+test+gold N times (N = 5, or `ENVHUB_SWE_RUNS`), each in a
    fresh copy, offline in a throwaway sandbox, with a private HOME/TMPDIR and fixed locale and
    time zone (`python3 -m verifiers.swe run`). Each test is classified per state as PASS, FAIL,
@@ -22,7 +24,9 @@
    tests, fake output and reports, a planted framework hook, a report forged by the code under
    test and the in-process forgers of `forgers.py` must be unresolved (the forging ones by the
    `report_integrity` check: the twins; a forger that makes no FAIL_TO_PASS test pass, in a run
-   without twins, forged nothing to catch); the gold patch must be resolved (twins included).
+   without twins, forged nothing to catch, and one that forges only untwinned FAIL_TO_PASS tests
+   rejects the task: only luck would catch it); the gold patch must be resolved (twins included).
+   At least one FAIL_TO_PASS test must have twins.
 
 Timings per phase and language go in the findings' data.
 """
@@ -235,14 +239,17 @@ class SweValidator:
             workdir="/tmp")
 
     async def run_once(self, *, gold: bool, tag: str, copies: list[tuple[str, int | None]] | None = None,
-                       twins: bool = False, edit: Callable[[Path], object] | None = None) -> RunResult:
+                       twins: bool = False, edit: Callable[[Path], object] | None = None,
+                       as_agent: bool = False) -> RunResult:
         """One offline run in a fresh sandbox over a fresh copy (changed by `edit` first, as a
-        control changes it), planting `copies` or, with `twins`, what grading plants."""
+        control changes it), planting `copies` or, with `twins`, what grading plants; `as_agent`,
+        the suite as the agent's `run_tests` runs it."""
         task_copy = await self._task_copy()
         template = await self._copy_base(tag, gold=gold)
         if edit is not None:
             await asyncio.to_thread(edit, template)
-        extra = (["--copies", json.dumps(copies)] if copies is not None else []) + (["--twins"] if twins else [])
+        extra = ((["--copies", json.dumps(copies)] if copies is not None else []) + (["--twins"] if twins else [])
+                 + (["--as-agent"] if as_agent else []))
         try:
             res = await self.backend.run_once(
                 self._spec(template, task_copy),
@@ -295,6 +302,19 @@ class SweValidator:
                  "flaky graded tests: " + ", ".join(sorted(set(flaky) & set(f2p + p2p))[:10]) if flaky else "",
                  excluded_flaky=flaky[:50])
 
+    async def hidden(self, f2p: list[str]) -> None:
+        """A factory task's FAIL_TO_PASS tests are the package's own: the agent's checkout must not
+        hold them (`repo.source_base_commit` deletes them), proven by the suite as the agent runs it
+        reporting none of them, while it still builds and reports."""
+        started = time.monotonic()
+        run = await self.run_once(gold=False, tag="as-agent", as_agent=True)
+        seen = [t for t in f2p if t in run.statuses]
+        problems = ([f"the agent's suite does not run: {run.problem()[:600]}"] if run.problem() else []) + (
+            [f"{len(seen)} FAIL_TO_PASS test(s) run in the agent's checkout: " + ", ".join(map(repr, seen[:3]))]
+            if seen else [])
+        self.add("swe-tests-hidden", not problems, "; ".join(problems), agent_suite=len(run.statuses),
+                 seconds=round(time.monotonic() - started, 2))
+
     # -- 3. twins and 4. forged reports --------------------------------------------------------
     async def twins(self, f2p: list[str], p2p: list[str]) -> None:
         """Every recorded twin fails with the gold patch while its original and an exact copy in
@@ -315,8 +335,10 @@ class SweValidator:
                      f"{run.statuses.get(p.id, 'absent')} with the gold patch" for p in planted
                      if not p.id or (run.statuses.get(p.id) == PASSED) == p.twin]
         problems += [f"{t}: not passing with its copies planted" for t in tests if run.statuses.get(t) != PASSED]
-        if len([p for p in planted if p.twin]) < len(specs):
-            problems.append(f"only {len([p for p in planted if p.twin])} of {len(specs)} twins could be planted")
+        if (n := sum(p.twin for p in planted)) < len(specs):
+            problems.append(f"only {n} of {len(specs)} twins could be planted")
+        if not set(tests) & set(f2p):  # then a forger of the required tests alone is caught by luck
+            problems.append(f"none of the {len(f2p)} FAIL_TO_PASS tests has a twin")
         per_test = [sum(1 for t in specs if t.test == test) for test in tests]
         self.add("swe-twins", not problems, "; ".join(problems)[:3000], twins=len(specs), tests=len(tests),
                  f2p_with_twins=len(set(tests) & set(f2p)), f2p=len(f2p), min_per_test=min(per_test),
@@ -344,6 +366,7 @@ class SweValidator:
 
     # -- 5. graded controls ----------------------------------------------------------------------
     async def controls(self, f2p: list[str], p2p: list[str]) -> None:
+        twinned = {t.test for t in swe_twins.load(self.task.tests_dir)} & set(f2p)
         for name, control in {**CONTROLS, **FORGERS}.items():
             started = time.monotonic()
             state = await self._copy_base(f"control-{name}")
@@ -357,19 +380,22 @@ class SweValidator:
             if name == "forge-report" or name in FORGERS:
                 # proof that the twins work in this language: the forged report itself is caught
                 caught = any(c.id == "report_integrity" and not c.passed for c in result.checks)
-                if ok and not caught and name in FORGERS:
-                    # unless the forger forged nothing: on real suites (the factory's) a forger may not
-                    # reach a required test (its assertion is not one it reads); then every
-                    # FAIL_TO_PASS test still fails, the twins have nothing to catch, and the proof is
-                    # the forged reports' check and the forgers that did forge. One it did forge and
-                    # the twins missed rejects the task.
+                if name in FORGERS and (not caught or twinned != set(f2p)):
+                    # Which FAIL_TO_PASS tests the forger forges, in a run without twins. None: on real
+                    # suites a forger may not reach a required test (its assertion is not one it
+                    # reads), the twins have nothing to catch. Only untwinned ones: the graded run was
+                    # caught, if at all, by the PASS_TO_PASS twins it happened to draw (a shape the
+                    # forger answers or not): luck, so the task is rejected as unpinned.
                     run = await self.run_once(gold=False, tag=f"control-{name}-statuses",
                                               edit=lambda repo, c=control: c(repo, self.cfg, f2p + p2p))
-                    forged = [t for t in f2p if run.statuses.get(t) == PASSED]
-                    caught = not forged
-                    note = "" if forged else f"not applicable: the forger made none of {len(f2p)} FAIL_TO_PASS pass"
+                    forged = {t for t in f2p if run.statuses.get(t) == PASSED}
+                    if forged and not forged & twinned:
+                        caught, note = False, (f"unpinned: it forges {len(forged)} FAIL_TO_PASS test(s), none "
+                                               "with a twin, so only the PASS_TO_PASS twins drawn could catch it")
+                    elif not forged:
+                        caught, note = True, f"not applicable: the forger made none of {len(f2p)} FAIL_TO_PASS pass"
                 ok = ok and caught
-            self.add(f"swe-control-{name}", ok, note if ok else
+            self.add(f"swe-control-{name}", ok, note if ok or note.startswith("unpinned") else
                      f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "
                      + "; ".join(f"{c.id}: {c.message[:200]}" for c in result.checks if not c.passed)[:600],
                      seconds=round(time.monotonic() - started, 2))
@@ -388,6 +414,8 @@ class SweValidator:
             await asyncio.to_thread(self.runner.prepare)
             declared = await self.static()
             if declared is not None:
+                if self.task.config.metadata.get("source"):
+                    await self.hidden(declared[0])
                 await self.runs(*declared)
                 await self.twins(*declared)
                 await self.forged_reports(*declared)

@@ -29,16 +29,11 @@ def toolchain_present(language: str) -> bool:
 
 
 def writable_base(task: Task, dest: Path) -> None:
-    """The task's base checkout in `dest`, safe to edit in place. A factory task's `clone_base`
-    hard-links the files of the store's shared source tree (`repo.source_base_commit`): an
-    in-place write there (planting twins, appending a forger) would change that tree, and so every
-    later base of the package in this data folder (and its commit)."""
+    """The task's base checkout in `dest`, to edit in place (planting twins, appending a forger):
+    its files are copies, never links into the store's shared source tree."""
     from environments.swe.repo import clone_base
 
-    linked = dest.with_name(dest.name + ".linked")
-    clone_base(task, linked)
-    shutil.copytree(linked, dest, symlinks=True)
-    shutil.rmtree(linked)
+    clone_base(task, dest)
 
 
 def load(task_id: str) -> Task:

@@ -267,7 +267,7 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
     assert report.clean_tests == 12
     assert report.kept, report.as_dict()["outcomes"]
     assert {a.outcome for a in report.attempts} <= {"kept", "survived", "broke-build", "no-report", "too-many",
-                                                    "unstable", "no-base", "no-twins", "name-taken",
+                                                    "unstable", "no-base", "mute", "no-twins", "name-taken",
                                                     "unpinned", "rejected"}
     assert report.as_dict()["rejected_by"] == {"family:swe-twins": 1}
     assert not judged[0].exists() and len(judged) == len(report.kept) + 1  # a rejected task is deleted
@@ -292,6 +292,11 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
         lines.add((mutation["path"], mutation["line"]))
         repo = tmp_path / f"base-{task.path.name}"
         clone_base(task, repo, data_dir)  # checks the commit is the recorded base_commit
+        # the agent's checkout lacks the FAIL_TO_PASS tests (grading restores them), and links nothing
+        test_text = "".join(p.read_text() for p in sorted((repo / "tests").glob("test_*.py")))
+        for t in tests["FAIL_TO_PASS"]:
+            assert f"def {t.rsplit('#', 1)[-1].split('[')[0]}(" not in test_text, t
+        assert all(p.stat().st_nlink == 1 for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts)
         clean = (source.tree(pkg.source, data_dir) / mutation["path"]).read_text()
         assert (repo / mutation["path"]).read_text() != clean
         apply_patch(repo, task.solution_dir / "gold.patch")
@@ -393,7 +398,6 @@ def test_a_factory_task_without_its_source_is_unavailable_with_the_fetch_command
 
 
 def test_prompt_styles_never_name_the_test(manifests):
-    from environments.swe.factory.mutation import Mutation
     from verifiers.swe import RunResult
 
     pkg = packages.find("minilib", manifests)
@@ -410,23 +414,22 @@ def test_prompt_styles_never_name_the_test(manifests):
         =========================== short test summary info ============================
         FAILED tests/test_minilib.py::test_clamp_low - assert -5 == 0
         ''')
-    clean = {"minilib/__init__.py": LIB}
-    start = LIB.index("x < lo")
-    m = Mutation("minilib/__init__.py", "flip_comparison", 5, start + 2, start + 3, ">=", "clamp", "<")
+    gold = ("--- a/minilib/__init__.py\n+++ b/minilib/__init__.py\n@@ -5,1 +5,1 @@\n"
+            "-    if x >= lo:\n+    if x < lo:\n")
     import random
 
     seen = set()
     for seed in range(12):
-        issue = prompts.write(pkg, ["tests.test_minilib#test_clamp_low"], RunResult(test_output=output), [m], clean,
-                              Path("/nonexistent"), random.Random(seed))
+        issue = prompts.write(pkg, ["tests.test_minilib#test_clamp_low"], RunResult(test_output=output), {"clamp"},
+                              gold, Path("/nonexistent"), random.Random(seed))
         seen.add(issue.style)
         assert "test_clamp_low" not in issue.text and "tests/" not in issue.text
         assert "if x < lo:" not in issue.text and "if x >= lo:" not in issue.text
         assert issue.text.strip()
     assert seen <= set(prompts.STYLES) and len(seen) >= 2
     assert any("clamp(-5, 0, 10)" in prompts.write(pkg, ["tests.test_minilib#test_clamp_low"],
-                                                   RunResult(test_output=output), [m], clean, Path("/nonexistent"),
-                                                   random.Random(s)).text for s in range(12))
+                                                   RunResult(test_output=output), {"clamp"}, gold,
+                                                   Path("/nonexistent"), random.Random(s)).text for s in range(12))
 
 
 @pytest.mark.parametrize(("call", "api"), [

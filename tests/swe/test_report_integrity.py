@@ -6,6 +6,7 @@ import os
 import re
 import resource
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,6 +90,33 @@ def test_jail_hides_the_harness_and_is_read_only(tmp_path: Path):
     assert int(lines[0]) <= 4 and lines[1] != "0" and lines[2] == "ro", out.stdout
     assert (own / "ok").exists()
     assert re.search(r'"child-pid"', out.stderr)
+
+
+@pytest.mark.skipif(not jail_available(), reason="user namespaces are not allowed here")
+def test_the_code_under_test_cannot_read_the_tasks_hidden_files(tmp_path: Path):
+    """`tests.json` names the tests that judge and `twins.json` which copies are twins: library
+    code that read them during a graded run could flip exactly the right verdicts. The jail shows
+    it an empty task folder: a fixed library that fails on import when it can see them passes."""
+    from envhub.tasks.model import Task
+    from environments.swe.repo import clone_base
+    from verifiers.swe import apply_patch, load_tests_json, run_state
+
+    task = Task.load(Path("tasks/swe/python/interval-merge").resolve())
+    state = tmp_path / "state"
+    clone_base(task, state)
+    apply_patch(state, task.solution_dir / "gold.patch")
+    lib = state / "intervalset" / "core.py"
+    probe = f"\nimport pathlib as _p\nif _p.Path({str(task.tests_dir)!r}, 'tests.json').exists():\n" \
+            "    raise ImportError('the judge is readable')\n"
+    f2p, _ = load_tests_json(task.path)
+    assert all(run_state(state, task.path).statuses.get(t) == PASSED for t in f2p)  # the fix, without the probe
+    lib.write_text(lib.read_text() + probe)
+    run = run_state(state, task.path)
+    assert run.jailed and all(run.statuses.get(t) == PASSED for t in f2p), run.test_output[-1500:]
+    # and the probe does fire where the file is visible (outside the jail's mask)
+    unjailed = subprocess.run(["/usr/bin/python3", "-c", "import intervalset.core"], cwd=state,
+                              capture_output=True, text=True)
+    assert "the judge is readable" in unjailed.stderr
 
 
 HARNESS = r"""

@@ -7,6 +7,7 @@ import datetime
 import json
 import random
 import re
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -144,7 +145,7 @@ def test_the_plan_twins_every_required_test_that_has_twins_and_copies_one_other(
     twins = [swe_twins.TwinSpec("f1", 0, "1", "2"), swe_twins.TwinSpec("f1", 1, "3", "4"),
              swe_twins.TwinSpec("f1", 2, "5", "6"), swe_twins.TwinSpec("p1", 0, "1", "2"),
              swe_twins.TwinSpec("p2", 0, "1", "2"), swe_twins.TwinSpec("p3", 0, "1", "2")]
-    plan = swe_twins.plan(twins, ["f1"], random.Random(5)).copies
+    plan = swe_twins.plan(twins, ["f1"], random.Random(5))
     assert sum(1 for t, lit in plan if t == "f1" and lit is not None) == 2
     assert sum(1 for t, lit in plan if t != "f1" and lit is not None) == 2
     assert sum(1 for _, lit in plan if lit is None) == 1
@@ -159,7 +160,7 @@ _FACTORY_SAMPLE = sorted(random.Random(datetime.date.today().isoformat()).sample
 def test_every_task_has_twins_that_plant(task_dir: Path, tmp_path: Path):
     """Each shipped task's recorded twins plant into its test files (at least two, as validation
     demands), with fresh names every run."""
-    from verifiers.swe import SweConfig, apply_patch
+    from verifiers.swe import SweConfig, apply_patch, restore_protected
 
     task = Task.load(task_dir)
     cfg = SweConfig.from_task_dir(task_dir)
@@ -169,6 +170,8 @@ def test_every_task_has_twins_that_plant(task_dir: Path, tmp_path: Path):
     for seed in (1, 2):
         repo = tmp_path / f"r{seed}"
         writable_base(task, repo)  # planting writes the test files in place
+        # as grading does: a factory task's checkout lacks its FAIL_TO_PASS tests
+        restore_protected(repo, cfg.protected_paths, task.tests_dir / "protected.tar")
         if (task_dir / "tests" / "test.patch").is_file():  # a factory task's tests are the package's own
             apply_patch(repo, task_dir / "tests" / "test.patch")
         copies = [(t.test, t.literal) for t in twins]
@@ -195,3 +198,57 @@ def test_gold_passes_and_a_flipped_report_is_caught(python_task: Task, base_chec
 
 def test_every_language_has_a_style():
     assert sorted(swe_twins.STYLES) == sorted(d.name for d in SWE_TASKS.iterdir() if d.is_dir())
+
+
+def test_hide_deletes_the_required_tests_and_nothing_else(tmp_path: Path):
+    """A factory task's checkout loses the definitions of its FAIL_TO_PASS tests (pytest's
+    parametrised cases, a mixin's method, Go's subtests and examples), keeps every other test
+    and still parses; a file is written anew, never through a hard link into a shared tree."""
+    import ast
+    import os
+
+    tests = tmp_path / "py" / "tests"
+    tests.mkdir(parents=True)
+    (tests / "test_a.py").write_text(textwrap.dedent('''\
+        import pytest
+
+
+        class TestOnly:
+            def test_alone(self):
+                assert 1 == 1
+
+
+        @pytest.mark.parametrize("x", [1, 2])
+        def test_cases(x):
+            assert x > 0
+
+
+        def test_kept():
+            assert True
+        '''))
+    (tests / "__init__.py").write_text("class Mixin:\n    def test_mixed(self):\n        assert 2 == 2\n\n"
+                                       "    def test_other(self):\n        assert 3 == 3\n")
+    shared = tmp_path / "shared.py"
+    os.link(tests / "test_a.py", shared)
+    unseen = swe_twins.hide(tmp_path / "py", "python",
+                            ["tests.test_a.TestOnly#test_alone", "tests.test_a#test_cases[2]",
+                             "tests.test_x.TestX#test_mixed", "tests.test_a#test_nowhere"],
+                            lambda rel: rel.startswith("tests/"))
+    assert unseen == ["tests.test_a#test_nowhere"]
+    text = (tests / "test_a.py").read_text()
+    ast.parse(text)  # the class left empty keeps a `pass`
+    assert "test_alone" not in text and "test_cases" not in text and "parametrize" not in text
+    assert "def test_kept" in text
+    init = (tests / "__init__.py").read_text()
+    assert "test_mixed" not in init and "def test_other" in init
+    assert "test_alone" in shared.read_text()  # the other link still holds the original
+
+    go = tmp_path / "go"
+    go.mkdir()
+    (go / "x_test.go").write_text('package x\n\nimport "testing"\n\n'
+                                  'func TestParse(t *testing.T) {\n\tt.Run("empty", func(t *testing.T) {})\n}\n\n'
+                                  'func ExampleParse() {\n\t// Output: 1\n}\n\n'
+                                  'func TestKept(t *testing.T) {}\n')
+    assert swe_twins.hide(go, "go", ["example.com/x/TestParse/empty", "example.com/x/ExampleParse"]) == []
+    text = (go / "x_test.go").read_text()
+    assert "TestParse" not in text and "ExampleParse" not in text and "func TestKept" in text

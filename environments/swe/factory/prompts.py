@@ -20,7 +20,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from environments.swe.factory.mutation import Mutation
 from environments.swe.factory.packages import Package
 from verifiers.swe import RunResult, is_protected
 
@@ -46,6 +45,9 @@ class Issue:
     title: str
     style: str
     called_directly: bool
+    #: whether the text quotes anything the failing tests saw (a call, a value, an error line): the
+    #: tests are not in the checkout, so an issue that only counts them leaves nothing to go on
+    informative: bool = True
 
 
 def _blocks(output: str) -> dict[str, list[str]]:
@@ -103,17 +105,11 @@ def _scrub(line: str) -> str:
     return re.sub(r"0x[0-9a-f]{6,}", "0x…", line)
 
 
-def _forbidden(pkg: Package, f2p: list[str], mutations: list[Mutation], clean: dict[str, str]) -> list[str]:
-    """Strings the text must not contain: test names, test paths, the mutated line either way."""
+def _forbidden(f2p: list[str], gold: str) -> list[str]:
+    """Strings the text must not contain: test names, test paths, a line the fix changes either way."""
     out = {_test_name(t) for t in f2p} | {f for t in f2p for f in _test_files(t)[:1]}
-    for m in mutations:
-        text = clean[m.path]
-        start = text.rfind("\n", 0, m.start) + 1
-        end = text.find("\n", m.end)
-        end = len(text) if end < 0 else end
-        clean_line = text[start:end].strip()
-        bug_line = (text[start:m.start] + m.replacement + text[m.end:end]).strip()
-        out |= {x for x in (clean_line, bug_line) if len(x) >= 8}
+    out |= {line[1:].strip() for line in gold.splitlines()
+            if line[:1] in "+-" and not line.startswith(("+++", "---")) and len(line[1:].strip()) >= 8}
     return sorted((x for x in out if x), key=len, reverse=True)
 
 
@@ -171,9 +167,8 @@ def _clip(value: str) -> str:
     return value if len(value) <= MAX_VALUE else value[: MAX_VALUE - 1] + "…"
 
 
-def _called_directly(mutations: list[Mutation], f2p: list[str], tree: Path, pkg: Package) -> bool:
-    """Whether a failing test's file names the mutated function (a call depth of one, likely)."""
-    names = {m.function for m in mutations if m.function}
+def _called_directly(names: set[str], f2p: list[str], tree: Path, pkg: Package) -> bool:
+    """Whether a failing test's file names a mutated function (a call depth of one, likely)."""
     files = {f for t in f2p for f in _test_files(t)}
     for rel in files:
         p = tree / rel
@@ -184,8 +179,39 @@ def _called_directly(mutations: list[Mutation], f2p: list[str], tree: Path, pkg:
     return False
 
 
-def write(pkg: Package, f2p: list[str], run: RunResult, mutations: list[Mutation], clean: dict[str, str],
-          tree: Path, rng: random.Random) -> Issue:
+def _self_contained(call: str) -> bool:
+    """Whether a call's arguments mean something outside its test: literals and builtins only
+    (`next(it)` names a variable of the hidden test)."""
+    try:
+        node = ast.parse(call, mode="eval").body
+    except SyntaxError:
+        return False
+    if not isinstance(node, ast.Call):
+        return False
+    args = [*node.args, *(k.value for k in node.keywords)]
+    return all(n.id in _BUILTINS for a in args for n in ast.walk(a) if isinstance(n, ast.Name))
+
+
+def _also(shown: Failure, failures: list[Failure], ok: Callable[[str], bool]) -> list[str]:
+    """Sentences for failing calls of up to two more functions than `shown`'s: the tests are not
+    in the checkout, so a second bug (a pair's) must be told, not found by running them."""
+    apis, out = {_api(shown.call)}, []
+    for f in failures:
+        if len(apis) >= 3 or _api(f.call) in apis or not _self_contained(f.call) or f.error.startswith("NameError"):
+            continue
+        what = (f"`{_clip(f.call)}` gives `{_scrub(_clip(f.got))}` instead of `{_clip(f.expected)}`"
+                if f.got and f.expected else f"`{_clip(f.call)}` raises `{_clip(f.error)}`")
+        if ok(what):
+            out.append(f"Also, {what}.")
+            apis.add(_api(f.call))
+    return out
+
+
+def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gold: str, tree: Path,
+          rng: random.Random) -> Issue:
+    """The issue for a bug whose FAIL_TO_PASS tests `f2p` failed in `run`, fixed by the patch `gold`
+    in `functions`. The tests are not in the agent's checkout (`repo.source_base_commit`), so the
+    text says what they saw: the failing calls of up to three functions, or the CI log's lines."""
     blocks = _blocks(run.test_output)
     failures = []
     for t in f2p:
@@ -194,7 +220,7 @@ def write(pkg: Package, f2p: list[str], run: RunResult, mutations: list[Mutation
             if _test_name(header.replace(".", "::")) == name or header.endswith(name):
                 failures.append(_failure(lines))
                 break
-    forbidden = _forbidden(pkg, f2p, mutations, clean)
+    forbidden = _forbidden(f2p, gold)
 
     def ok(sentence: str) -> bool:
         return not any(x in sentence for x in forbidden) and not re.search(r"\btest_\w+|tests?/", sentence)
@@ -215,31 +241,35 @@ def write(pkg: Package, f2p: list[str], run: RunResult, mutations: list[Mutation
         if ok(sentence):
             paragraphs.append(sentence)
             title = f"{pkg.name}: `{_clip(_api(f.call))}` " + ("returns a wrong result" if f.got else "raises")
+            paragraphs += _also(f, with_call, ok)
     if style in ("report", "terse") and not paragraphs and with_call:
         f = with_call[0]
         what = f"gives `{_scrub(_clip(f.got))}` instead of `{_clip(f.expected)}`" if f.got and f.expected \
             else f"raises `{_clip(f.error)}`"
         sentence = f"`{_clip(f.call)}` {what} ({label})."
         if ok(sentence):
-            paragraphs.append(sentence)
+            paragraphs = [sentence, *_also(f, with_call, ok)]
             style = "terse"
             title = f"{pkg.name}: `{_clip(_api(f.call))}` misbehaves"
+    informative = True
     if not paragraphs:
         style = "ci-log"
         excerpt = list(dict.fromkeys(_scrub(line) for f in failures for line in f.lines if ok(line)))[:8]
         if not excerpt:  # a runner whose console we cannot read: its assertion lines, whatever the format
             excerpt = _assertion_lines(run.test_output, ok)
-        paragraphs.append(f"Since the last change to {label}, {n} test{'s' if n != 1 else ''} of the suite "
+        paragraphs.append(f"Since the last change to {label}, {n} test{'s' if n != 1 else ''} of our CI "
                           f"fail{'s' if n == 1 else ''}. From the CI log:")
         paragraphs.append("\n".join("    " + _clip(x) for x in excerpt) if excerpt else
                           "    (the failing assertions print no values)")
+        informative = bool(excerpt)
         title = f"{pkg.name}: {n} test{'s fail' if n != 1 else ' fails'} in CI"
     if style != "terse":
         others = n - 1
-        if others > 0:
-            paragraphs.append(f"{others} other test{'s' if others != 1 else ''} of the suite fail"
+        if others > 0 and style != "ci-log":
+            paragraphs.append(f"{others} other test{'s' if others != 1 else ''} of our CI fail"
                               f"{'s' if others == 1 else ''} the same way or nearby.")
-        paragraphs.append("Please fix the library so that its test suite passes again; the tests are correct.")
+        paragraphs.append("Please fix the library. The failing tests are correct; they are not in this checkout, "
+                          "and they run when the fix is checked.")
     text = "\n\n".join(paragraphs)
-    return Issue(text=text, title=title, style=style,
-                 called_directly=_called_directly(mutations, f2p, tree, pkg))
+    return Issue(text=text, title=title, style=style, called_directly=_called_directly(functions, f2p, tree, pkg),
+                 informative=informative)

@@ -12,7 +12,8 @@ For a package (`packages.py`), fetched (`fetch.py`):
    fail (FAIL_TO_PASS: at least one, at most half of the suite: a bug that fails everything says
    nothing about where it is) and every other passes, identically over `RUNS` runs.
 4. The task folder is written (`task.yaml` pinning the source, the gold patch, `tests.json`, the
-   prompt from what the failing tests observed), its twins are qualified (`envhub swe twins`) and a
+   prompt from what the failing tests observed; the base the agent gets lacks those tests,
+   `repo.source_base_commit`), its twins are qualified (`envhub swe twins`) and a
    task with fewer than two is dropped, and so is one whose twins would catch an in-process forger
    only by chance (`pinned.py`: no FAIL_TO_PASS test twinned, or a forger that forges only
    untwinned ones).
@@ -41,8 +42,8 @@ from environments.swe import source as swe_source
 from environments.swe.authoring import VERIFIER
 from environments.swe.factory import prompts
 from environments.swe.factory.mutation import Mutation, apply
-from environments.swe.factory.pinned import unpinned
 from environments.swe.factory.packages import Package
+from environments.swe.factory.pinned import unpinned
 from environments.swe.repo import git
 from verifiers.swe import PASSED, RunResult, is_protected, make_protected_tar, run_state
 
@@ -55,6 +56,9 @@ TWINNED_P2P = 12
 MAX_F2P_SHARE = 0.5
 #: Candidates tried per task wanted, at most (most mutants are caught or survive within a few).
 TRIES_PER_TASK = 8
+#: Report formats that are the runner's console as a stream of events (`go test -json`): the
+#: synthesiser's runs print the report too, so the prompt can quote what the failing checks said.
+CONSOLE_IN_REPORT = frozenset({"go_test_json"})
 PACKAGE_DIR = "_package"  # beside the package's tasks: what they share (the protected files)
 MIN_TWINS = 2
 
@@ -68,10 +72,17 @@ class SynthError(RuntimeError):
     """The package cannot make tasks here (not fetched, clean suite failing, no candidates)."""
 
 
+class MuteIssue(SynthError):
+    """The failing tests print nothing an issue could quote: with the tests hidden from the
+    checkout, the task would give the agent nothing to go on."""
+
+
 @dataclass
 class Attempt:
     mutations: list[dict[str, Any]]
-    #: kept | survived | broke-build | no-report | too-many | unstable | no-base | no-twins | unpinned | rejected
+    #: kept | survived | broke-build | no-report | too-many | unstable | no-base (the base cannot be
+    #: rebuilt, or its FAIL_TO_PASS tests hidden) | mute (the issue could quote nothing) | no-twins |
+    #: unpinned | rejected
     outcome: str
     f2p: int = 0
     seconds: float = 0.0
@@ -161,6 +172,9 @@ class Synthesiser:
         self.runner_task = self.work / "task"
         (self.runner_task / "tests").mkdir(parents=True)
         meta = self.pkg.metadata()
+        if meta["report"]["format"] in CONSOLE_IN_REPORT:  # the failing checks' messages, for the prompt
+            meta["test_command"] = (f"( {meta['test_command']} ); s=$?; "
+                                    f"head -c 4000000 \"$REPORT_DIR\"/{meta['report']['file']}; exit $s")
         (self.runner_task / "task.yaml").write_text(yaml.safe_dump(_task_yaml(self.pkg, "swe/x/y", meta, "x",
                                                                                 "medium", [])), encoding="utf-8")
         shutil.copy(shared / "protected.tar", self.runner_task / "tests" / "protected.tar")
@@ -274,10 +288,8 @@ class Synthesiser:
             shutil.rmtree(state, ignore_errors=True)
 
     # -- the task folder --------------------------------------------------------------------------
-    def _gold_and_base(self, mutations: list[Mutation], dest: Path) -> tuple[str, str]:
-        """(gold patch, base commit): the bug committed as the base would be built, then the fix."""
-        from environments.swe.repo import source_base_commit
-
+    def _gold(self, mutations: list[Mutation], dest: Path) -> str:
+        """`dest/solution/gold.patch`: the diff from the bug (committed) back to the clean source."""
         repo = self._mutant(mutations, f"g-{time.monotonic_ns()}")
         try:
             git("init", "-q", "-b", "main", cwd=repo)
@@ -289,15 +301,20 @@ class Synthesiser:
             (dest / "solution").mkdir(parents=True, exist_ok=True)
             # git writes the file itself: a CRLF source's patch keeps its CRs (text mode would not)
             git("diff", "--no-color", "--no-ext-diff", f"--output={dest / 'solution' / 'gold.patch'}", cwd=repo)
-            gold = _read(dest / "solution" / "gold.patch")
+            return _read(dest / "solution" / "gold.patch")
         finally:
             shutil.rmtree(repo, ignore_errors=True)
+
+    def _base(self, gold: Path, f2p: list[str]) -> str:
+        """The base commit as `repo.checkout` will build it: the bug, its FAIL_TO_PASS tests hidden."""
+        from environments.swe.repo import source_base_commit
+
         scratch = self.work / f"b-{time.monotonic_ns()}"
         try:
-            base = source_base_commit(self.pkg.source, dest / "solution" / "gold.patch", self.data_dir, scratch)
+            return source_base_commit(self.pkg.source, gold, self.data_dir, scratch, hidden=f2p,
+                                      language=self.pkg.language, protected=self.pkg.protected_paths)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        return gold, base
 
     def task_name(self, mutations: list[Mutation]) -> str:
         """An opaque name: a task id can reach the policy (TRL's prompt column holds ids), so it
@@ -312,37 +329,62 @@ class Synthesiser:
             return None
         dest.mkdir(parents=True)
         try:
-            gold, base = self._gold_and_base(mutations, dest)
+            self._gold(mutations, dest)
             p2p = sorted(self.passing - set(f2p))
             (dest / "tests").mkdir()
             (dest / "tests" / "test_swe.py").write_text(VERIFIER, encoding="utf-8")
             (dest / "tests" / "tests.json").write_text(json.dumps({"FAIL_TO_PASS": f2p, "PASS_TO_PASS": p2p},
                                                                   indent=2) + "\n", encoding="utf-8")
             (dest / "tests" / "protected.tar").symlink_to(Path("..") / ".." / PACKAGE_DIR / "protected.tar")
-            clean_lines = {m.path: _read(self.clean / m.path) for m in mutations}
-            issue = prompts.write(self.pkg, f2p, run, mutations, clean_lines, self.clean,
-                                  random.Random(f"{self.pkg.id}/{name}/{self.seed}"))
-            (dest / "prompt.md").write_text(issue.text.strip() + "\n", encoding="utf-8")
-            gold_lines = sum(1 for line in gold.splitlines()
-                             if line[:1] in "+-" and not line.startswith(("+++", "---")))
-            meta = {**self.pkg.metadata(), "base_commit": base, "factory": {
-                "package": self.pkg.id, "seed": self.seed, "style": issue.style,
-                "mutations": [{"path": m.path, "line": m.line, "function": m.function, "operator": m.operator}
-                              for m in mutations],
-                "difficulty": {"fail_to_pass": len(f2p), "gold_lines": gold_lines, "mutations": len(mutations),
-                               "files": len({m.path for m in mutations}),
-                               "called_by_failing_tests": issue.called_directly}}}
-            difficulty = "hard" if len(mutations) > 1 else "easy" if issue.called_directly and len(f2p) >= 3 \
-                else "medium"
-            tags = [self.pkg.language, "factory", self.pkg.slug, *dict.fromkeys(m.operator for m in mutations)]
-            task_id = "/".join(dest.relative_to(self.root.parents[2]).parts)
-            (dest / "task.yaml").write_text(yaml.safe_dump(_task_yaml(self.pkg, task_id, meta, issue.title, difficulty,
-                                                                      tags), sort_keys=False, width=110),
-                                            encoding="utf-8")
+            self._describe(dest, [m.as_dict() for m in mutations], f2p, run, self.seed)
             return dest
         except Exception:
             shutil.rmtree(dest, ignore_errors=True)
             raise
+
+    def _describe(self, dest: Path, mutations: list[dict[str, Any]], f2p: list[str], run: RunResult,
+                  seed: int) -> None:
+        """`prompt.md` and `task.yaml` of the task in `dest` (its gold patch written): the issue
+        from what the failing run `run` saw, the base with the FAIL_TO_PASS tests hidden."""
+        gold = _read(dest / "solution" / "gold.patch")
+        base = self._base(dest / "solution" / "gold.patch", f2p)
+        issue = prompts.write(self.pkg, f2p, run, {m["function"] for m in mutations if m.get("function")}, gold,
+                              self.clean, random.Random(f"{self.pkg.id}/{dest.name}/{seed}"))
+        if not issue.informative:
+            raise MuteIssue(f"{dest.name}: the failing tests print nothing the issue could quote")
+        (dest / "prompt.md").write_text(issue.text.strip() + "\n", encoding="utf-8")
+        gold_lines = sum(1 for line in gold.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        meta = {**self.pkg.metadata(), "base_commit": base, "factory": {
+            "package": self.pkg.id, "seed": seed, "style": issue.style,
+            "mutations": [{k: m[k] for k in ("path", "line", "function", "operator")} for m in mutations],
+            "difficulty": {"fail_to_pass": len(f2p), "gold_lines": gold_lines, "mutations": len(mutations),
+                           "files": len({m["path"] for m in mutations}),
+                           "called_by_failing_tests": issue.called_directly}}}
+        difficulty = "hard" if len(mutations) > 1 else "easy" if issue.called_directly and len(f2p) >= 3 \
+            else "medium"
+        tags = [self.pkg.language, "factory", self.pkg.slug, *dict.fromkeys(m["operator"] for m in mutations)]
+        task_id = "/".join(dest.relative_to(self.root.parents[2]).parts)
+        (dest / "task.yaml").write_text(yaml.safe_dump(_task_yaml(self.pkg, task_id, meta, issue.title, difficulty,
+                                                                  tags), sort_keys=False, width=110),
+                                        encoding="utf-8")
+
+    def rewrite(self, dest: Path) -> None:
+        """Make a task of this package anew from its recorded bug, as today's factory makes one:
+        its base, prompt and `task.yaml` (its gold patch, tests and twins stay). `prepare` first."""
+        from verifiers.swe import apply_patch, load_tests_json
+
+        factory = (yaml.safe_load((dest / "task.yaml").read_text(encoding="utf-8"))["metadata"])["factory"]
+        f2p, _ = load_tests_json(dest)
+        state = self.work / f"r-{time.monotonic_ns()}"
+        shutil.copytree(self.clean, state, symlinks=True)
+        try:
+            apply_patch(state, dest / "solution" / "gold.patch", reverse=True)
+            run = self.run(state)
+        finally:
+            shutil.rmtree(state, ignore_errors=True)
+        if run.problem():
+            raise SynthError(f"{dest.name}: the bug's suite cannot be graded: {run.problem()[:300]}")
+        self._describe(dest, factory["mutations"], f2p, run, int(factory.get("seed", 0)))
 
     def twins(self, task: Task) -> int:
         from environments.swe.twins import write
@@ -379,14 +421,14 @@ class Synthesiser:
                 outcome, f2p, run = self.judge(mutations, used)
                 attempt = Attempt([m.as_dict() for m in mutations], outcome, len(f2p))
                 if outcome == "kept" and run is not None:
+                    why = "no-base"
                     try:
                         dest = self.write_task(mutations, f2p, run)
-                    except TaskInvalid as e:  # the bug's base cannot be rebuilt from the store exactly
+                    except (TaskInvalid, MuteIssue) as e:  # no exact base, tests not hidable, or mute
                         self.log(f"  {e}"[:300])
-                        dest = None
+                        dest, why = None, "mute" if isinstance(e, MuteIssue) else why
                     if dest is None:
-                        attempt.outcome = "name-taken" if (self.root / self.task_name(mutations)).exists() \
-                            else "no-base"
+                        attempt.outcome = "name-taken" if (self.root / self.task_name(mutations)).exists() else why
                     elif self.twins(task := Task.load(dest)) < MIN_TWINS:
                         attempt.outcome = "no-twins"
                         shutil.rmtree(dest, ignore_errors=True)
