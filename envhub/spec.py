@@ -583,8 +583,9 @@ class RewardByPolicy(BaseModel):
     policy_version: str | None
     n: int = Field(description="Judged trainable episodes (masked infra faults left out).")
     mean: float | None
-    ci95: tuple[float, float] | None = Field(description="95 % confidence interval of the mean (Student's t); "
-                                                         "null below two episodes.")
+    ci95: tuple[float, float] | None = Field(description="95 % confidence interval of the mean, within [0, 1]: "
+                                                         "Wilson's score interval when every reward is 0 or 1, else "
+                                                         "Student's t clipped; null below two episodes.")
 
 
 class LengthBucket(BaseModel):
