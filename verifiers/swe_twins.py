@@ -356,8 +356,45 @@ def hide(repo: Path, language: str, test_ids: list[str], protected: Callable[[st
                 compile(new, str(path), "exec")
             except SyntaxError:
                 new = _cut(text, spans, keep_pass=True)
+        if language == "go":
+            new = _drop_unused_go_imports(new)
         _replace_file(path, new)
     return [t for t in test_ids if t not in found]
+
+
+_GO_IMPORT_BLOCK = re.compile(r"^import[ \t]*\((?P<specs>[^)]*)\)", re.M)
+_GO_IMPORT_LINE = re.compile(r'^import[ \t]+(?P<spec>(?:[\w.]+[ \t]+)?"[^"\n]+")[ \t]*$', re.M)
+_GO_SPEC = re.compile(r'^[ \t]*(?:(?P<alias>[\w.]+)[ \t]+)?"(?P<path>[^"\n]+)"[ \t]*(?://[^\n]*)?$')
+
+
+def _go_package_name(path: str) -> str:
+    """The name a Go import path is used by, as its last element usually gives it (`yaml.v2`,
+    `/v2`, `go-cmp` and `x-go` spelled without the parts a package name cannot have)."""
+    parts = path.split("/")
+    last = parts[-2] if re.fullmatch(r"v\d+", parts[-1]) and len(parts) > 1 else parts[-1]
+    last = re.sub(r"\.v\d+$", "", last)
+    return re.sub(r"^go-|-go$", "", last).replace("-", "_").replace(".", "_")
+
+
+def _drop_unused_go_imports(text: str) -> str:
+    """`text` without the imports nothing in it uses any more: Go refuses to build a file that
+    imports a package it does not use, and hidden tests take their uses with them (blank and dot
+    imports stay)."""
+    code = _GO_IMPORT_LINE.sub("", _GO_IMPORT_BLOCK.sub("", text))
+
+    def used(spec: str) -> bool:
+        m = _GO_SPEC.match(spec)
+        if m is None:
+            return True
+        name = m.group("alias") or _go_package_name(m.group("path"))
+        return name in ("_", ".") or re.search(rf"(?<![\w.]){re.escape(name)}\.", code) is not None
+
+    def block(m: re.Match[str]) -> str:
+        kept = [line for line in m.group("specs").split("\n") if not line.strip() or used(line)]
+        return "import (" + "\n".join(kept) + ")"
+
+    text = _GO_IMPORT_BLOCK.sub(block, text)
+    return _GO_IMPORT_LINE.sub(lambda m: m.group(0) if used(m.group("spec")) else "", text)
 
 
 def _cut(text: str, spans: list[tuple[int, int, str]], *, keep_pass: bool) -> str:

@@ -309,7 +309,10 @@ class SweValidator:
         started = time.monotonic()
         run = await self.run_once(gold=False, tag="as-agent", as_agent=True)
         seen = [t for t in f2p if t in run.statuses]
-        problems = ([f"the agent's suite does not run: {run.problem()[:600]}"] if run.problem() else []) + (
+        # a report the agent can read is enough: a runner may warn (exit 1) of a class left without tests
+        reads = bool(run.statuses) and run.build_ok and not (run.harness_error or run.toolchain_error
+                                                              or run.report_error or run.timed_out)
+        problems = ([] if reads else [f"the agent's suite does not run: {run.problem()[:600]}"]) + (
             [f"{len(seen)} FAIL_TO_PASS test(s) run in the agent's checkout: " + ", ".join(map(repr, seen[:3]))]
             if seen else [])
         self.add("swe-tests-hidden", not problems, "; ".join(problems), agent_suite=len(run.statuses),

@@ -33,7 +33,7 @@ CASES = [
     ("flip-verdicts", "swe/javascript/async-memo"),
     ("flip-verdicts", "swe/typescript/money-split"),
     ("flip-verdicts", "swe/csharp/lru-comparer"),
-    ("rewrite-output", "swe/go/parallel-map"),
+    ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
 ]
 

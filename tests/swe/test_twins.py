@@ -245,10 +245,12 @@ def test_hide_deletes_the_required_tests_and_nothing_else(tmp_path: Path):
 
     go = tmp_path / "go"
     go.mkdir()
-    (go / "x_test.go").write_text('package x\n\nimport "testing"\n\n'
-                                  'func TestParse(t *testing.T) {\n\tt.Run("empty", func(t *testing.T) {})\n}\n\n'
+    (go / "x_test.go").write_text('package x\n\nimport (\n\t"strings"\n\t"testing"\n)\n\n'
+                                  'func TestParse(t *testing.T) {\n\tt.Run("empty", func(t *testing.T) {})\n'
+                                  '\t_ = strings.TrimSpace("")\n}\n\n'
                                   'func ExampleParse() {\n\t// Output: 1\n}\n\n'
                                   'func TestKept(t *testing.T) {}\n')
     assert swe_twins.hide(go, "go", ["example.com/x/TestParse/empty", "example.com/x/ExampleParse"]) == []
     text = (go / "x_test.go").read_text()
     assert "TestParse" not in text and "ExampleParse" not in text and "func TestKept" in text
+    assert '"strings"' not in text and '"testing"' in text  # Go builds no file with an unused import
