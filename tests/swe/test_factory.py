@@ -304,6 +304,19 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
         prompt = (task.path / "prompt.md").read_text()
         clean_line = clean.splitlines()[mutation["line"] - 1].strip()
         assert clean_line not in prompt and "test_" not in prompt and "tests/" not in prompt
+        assert "not in this checkout" in prompt  # the agent is told it cannot run them
+
+    # `--rewrite` makes a task anew from its recorded bug: the same bytes when the factory is the same
+    task_dir = tasks_root / report.kept[0]
+    made_files = {p.name: p.read_bytes() for p in (task_dir / "prompt.md", task_dir / "task.yaml")}
+    (task_dir / "prompt.md").write_text("stale\n")
+    synth = Synthesiser(pkg, tasks_root=tasks_root, data_dir=data_dir)
+    try:
+        synth.prepare()
+        synth.rewrite(task_dir)
+    finally:
+        shutil.rmtree(synth.work, ignore_errors=True)
+    assert {p.name: p.read_bytes() for p in (task_dir / "prompt.md", task_dir / "task.yaml")} == made_files
 
 
 #: A forger aimed by name: the report of the named tests is flipped to passed (pytest's own objects).
