@@ -28,14 +28,6 @@ def toolchain_present(language: str) -> bool:
     return _present[language]
 
 
-def writable_base(task: Task, dest: Path) -> None:
-    """The task's base checkout in `dest`, to edit in place (planting twins, appending a forger):
-    its files are copies, never links into the store's shared source tree."""
-    from environments.swe.repo import clone_base
-
-    clone_base(task, dest)
-
-
 def load(task_id: str) -> Task:
     return Task.load(REPO_ROOT / "tasks" / task_id)
 

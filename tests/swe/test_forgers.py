@@ -20,7 +20,7 @@ from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
 from environments.swe.forgers import FORGERS, Forger, caller_aware, flip_verdicts, rewrite_output
 from environments.swe.repo import clone_base
-from tests.swe.conftest import require_toolchain, writable_base
+from tests.swe.conftest import require_toolchain
 from verifiers import swe_twins
 from verifiers.swe import PASSED, SweConfig, is_protected, load_tests_json, run_state
 
@@ -135,7 +135,7 @@ def test_a_forger_may_reach_no_required_test_of_a_real_suite(tmp_path: Path):
     task = Task.load(REPO_ROOT / "tasks" / "swe" / "python" / "toolz" / "bug-09e83798d6")
     cfg = SweConfig.from_task_dir(task.path)
     repo = tmp_path / "repo"
-    writable_base(task, repo)  # the forger appends to the library in place
+    clone_base(task, repo)  # a copy of the store: the forger appends to the library in place
     f2p, p2p = load_tests_json(task.path)
     assert caller_aware(repo, cfg, f2p + p2p) is True
     run = run_state(repo, task.path)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from envhub.tasks.model import Task
-from tests.swe.conftest import FACTORY, HAND_WRITTEN, SWE_TASKS, writable_base
+from environments.swe.repo import clone_base
+from tests.swe.conftest import FACTORY, HAND_WRITTEN, SWE_TASKS
 from verifiers import swe_twins
 from verifiers.swe_reports import FAILED, PASSED, Statuses
 
@@ -169,7 +170,7 @@ def test_every_task_has_twins_that_plant(task_dir: Path, tmp_path: Path):
     seen = []
     for seed in (1, 2):
         repo = tmp_path / f"r{seed}"
-        writable_base(task, repo)  # planting writes the test files in place
+        clone_base(task, repo)  # a copy of the store: planting writes the test files in place
         # as grading does: a factory task's checkout lacks its FAIL_TO_PASS tests
         restore_protected(repo, cfg.protected_paths, task.tests_dir / "protected.tar")
         if (task_dir / "tests" / "test.patch").is_file():  # a factory task's tests are the package's own

@@ -43,8 +43,7 @@ def unpinned(task: Task, data_dir: Path | None = None, forgers: dict[str, Forger
         try:
             work.chmod(0o755)
             repo = work / "repo"
-            # a copy of the prepared checkout, whose files are hard links into the shared upstream
-            # tree: a forger edits files in place
+            # a copy: the prepared checkout is every reset's template, and a forger edits files in place
             shutil.copytree(checkout(task, data_dir or get_settings().data_dir), repo, symlinks=True)
             if not forger(repo, cfg, f2p + p2p):
                 continue  # no forger of this kind for the language

@@ -105,11 +105,15 @@ def _scrub(line: str) -> str:
     return re.sub(r"0x[0-9a-f]{6,}", "0x…", line)
 
 
+def changed_lines(patch: str) -> list[str]:
+    """The lines a unified diff removes or adds, without their `-`/`+` (file headers left out)."""
+    return [line[1:] for line in patch.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
 def _forbidden(f2p: list[str], gold: str) -> list[str]:
     """Strings the text must not contain: test names, test paths, a line the fix changes either way."""
     out = {_test_name(t) for t in f2p} | {f for t in f2p for f in _test_files(t)[:1]}
-    out |= {line[1:].strip() for line in gold.splitlines()
-            if line[:1] in "+-" and not line.startswith(("+++", "---")) and len(line[1:].strip()) >= 8}
+    out |= {line.strip() for line in changed_lines(gold) if len(line.strip()) >= 8}
     return sorted((x for x in out if x), key=len, reverse=True)
 
 

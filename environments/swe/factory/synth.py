@@ -288,8 +288,8 @@ class Synthesiser:
             shutil.rmtree(state, ignore_errors=True)
 
     # -- the task folder --------------------------------------------------------------------------
-    def _gold(self, mutations: list[Mutation], dest: Path) -> str:
-        """`dest/solution/gold.patch`: the diff from the bug (committed) back to the clean source."""
+    def _gold(self, mutations: list[Mutation], dest: Path) -> None:
+        """Write `dest/solution/gold.patch`: the diff from the bug (committed) back to the clean source."""
         repo = self._mutant(mutations, f"g-{time.monotonic_ns()}")
         try:
             git("init", "-q", "-b", "main", cwd=repo)
@@ -301,7 +301,6 @@ class Synthesiser:
             (dest / "solution").mkdir(parents=True, exist_ok=True)
             # git writes the file itself: a CRLF source's patch keeps its CRs (text mode would not)
             git("diff", "--no-color", "--no-ext-diff", f"--output={dest / 'solution' / 'gold.patch'}", cwd=repo)
-            return _read(dest / "solution" / "gold.patch")
         finally:
             shutil.rmtree(repo, ignore_errors=True)
 
@@ -353,7 +352,7 @@ class Synthesiser:
         if not issue.informative:
             raise MuteIssue(f"{dest.name}: the failing tests print nothing the issue could quote")
         (dest / "prompt.md").write_text(issue.text.strip() + "\n", encoding="utf-8")
-        gold_lines = sum(1 for line in gold.splitlines() if line[:1] in "+-" and not line.startswith(("+++", "---")))
+        gold_lines = len(prompts.changed_lines(gold))
         meta = {**self.pkg.metadata(), "base_commit": base, "factory": {
             "package": self.pkg.id, "seed": seed, "style": issue.style,
             "mutations": [{k: m[k] for k in ("path", "line", "function", "operator")} for m in mutations],
