@@ -255,3 +255,18 @@ def test_hide_deletes_the_required_tests_and_nothing_else(tmp_path: Path):
     text = (go / "x_test.go").read_text()
     assert "TestParse" not in text and "ExampleParse" not in text and "func TestKept" in text
     assert '"strings"' not in text and '"testing"' in text  # Go builds no file with an unused import
+
+
+def test_a_factory_checkouts_cache_key_covers_the_tests_it_hides(tmp_path: Path):
+    """The prepared checkout lacks the FAIL_TO_PASS tests: another list is another checkout."""
+    import shutil
+
+    from environments.swe.repo import cache_key
+
+    task_dir = tmp_path / FACTORY[0].relative_to(SWE_TASKS.parent.parent)  # the id must match the folder
+    shutil.copytree(FACTORY[0], task_dir, symlinks=True)
+    before = cache_key(Task.load(task_dir))
+    tests = json.loads((task_dir / "tests" / "tests.json").read_text())
+    tests["FAIL_TO_PASS"] = tests["FAIL_TO_PASS"][:-1] or ["another#test"]
+    (task_dir / "tests" / "tests.json").write_text(json.dumps(tests))
+    assert cache_key(Task.load(task_dir)) != before
