@@ -32,6 +32,8 @@ class PoolConfig:
     downscale_after_s: float = 10.0
     #: A replica not placed and started within this long is given up (e.g. no node has its resources).
     start_timeout_s: float = 120.0
+    #: Placements tried for one replica whose actor dies before it serves (see `RayPool.add`).
+    start_attempts: int = 3
     #: Settings passed to every replica (ENVHUB_* names without the prefix). Replicas serve the cluster's
     #: network without keys unless keys are set (as compose's do); sessions still belong to their caller.
     settings: dict[str, Any] = field(default_factory=lambda: {"auth": "off"})
@@ -93,17 +95,32 @@ class RayPool:
 
     # -- adding and removing replicas -----------------------------------------------------------------
     async def add(self, family: str) -> Slot:
-        """Start one replica of `family` and wait until it serves (or give it up)."""
+        """Start one replica of `family` and wait until it serves (or give it up).
+
+        A replica whose actor dies before it serves is placed again, up to `start_attempts` times
+        within `start_timeout_s`: its node was lost while it started (Ray keeps placing on a killed
+        node until its health check finds it dead), which says nothing about the next placement."""
         rid = f"{family}-{next(self._ids)}"
         opts = actor_options(family, self.config.docker_sandbox, self.config.resources)
-        handle = self._actor.options(**opts).remote([family], self.config.max_sessions,
-                                                               self.config.settings)
-        slot = Slot(rid=rid, family=family, handle=handle, capacity=self.config.max_sessions)
+        slot = Slot(rid=rid, family=family, handle=None, capacity=self.config.max_sessions)
         self.slots[rid] = slot
-        try:
-            slot.url = await asyncio.wait_for(handle.address.remote(), self.config.start_timeout_s)
-        except (TimeoutError, ray.exceptions.RayError) as e:
-            log.warning("replica %s did not start: %r", rid, e)
+        deadline = time.monotonic() + self.config.start_timeout_s
+        for attempt in range(1, self.config.start_attempts + 1):
+            slot.handle = self._actor.options(**opts).remote([family], self.config.max_sessions,
+                                                             self.config.settings)
+            try:
+                slot.url = await asyncio.wait_for(slot.handle.address.remote(),
+                                                  max(deadline - time.monotonic(), 0.1))
+                break
+            except ray.exceptions.RayActorError as e:
+                if attempt < self.config.start_attempts and time.monotonic() < deadline \
+                        and slot.state == "starting":
+                    log.warning("replica %s died while it started (%r): placing it again", rid, e)
+                    continue
+                failure: BaseException = e
+            except (TimeoutError, ray.exceptions.RayError) as e:
+                failure = e
+            log.warning("replica %s did not start: %r", rid, failure)
             self._failed_at[family] = time.monotonic()
             self._mark_dead(slot, kill=True)
             return slot

@@ -191,3 +191,31 @@ def test_a_websocket_on_a_dead_replica_is_told_unavailable(entry: Entry, http: h
         said = json.loads(ws.recv(timeout=30))  # TimeoutError here: the connection hangs
         assert said["ok"] is False and said["error"]["code"] == "unavailable", said
         assert said["error"]["retryable"] is True
+
+
+def test_a_replica_whose_actor_dies_while_it_starts_is_placed_again(entry: Entry,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ray places actors on a killed node until its health check finds the node dead; such a
+    replica dies before it serves. That says nothing about the next placement, so the pool places it
+    again instead of giving up (the multi-node test added a replica right after killing a worker)."""
+    real, killed = entry.pool._actor, []
+
+    class FirstPlacementDies:
+        def options(self, **opts):
+            made = real.options(**opts)
+
+            class Placed:
+                def remote(self, *args):
+                    handle = made.remote(*args)
+                    if not killed:  # the first actor dies before it serves, as on a lost node
+                        killed.append(handle)
+                        ray.kill(handle, no_restart=True)
+                    return handle
+            return Placed()
+
+    monkeypatch.setattr(entry.pool, "_actor", FirstPlacementDies())
+    slot = asyncio.run_coroutine_threadsafe(entry.pool.add("echo"), entry.loop).result(timeout=300)
+    assert killed, "the fault was not injected"
+    assert slot.state == "live" and slot.handle is not killed[0], slot
+    assert entry.pool.remove(slot.rid)
+    wait_for(lambda: slot.state == "dead", "the extra replica drained")
