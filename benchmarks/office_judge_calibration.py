@@ -22,12 +22,12 @@ import statistics
 import tempfile
 from pathlib import Path
 
+from envhub.config import Settings
+from envhub.core.hub import Hub
+from envhub.spec import ResetRequest, StepRequest
 from environments.office import judge
 from environments.office.mutators import MUTATORS
 from environments.office.tasktypes import TYPES
-from envhub.config import Settings
-from envhub.server.hub import Hub
-from envhub.spec import ResetRequest, StepRequest
 
 
 async def _calibrate(url: str, model: str | None, types: list[str], per_type: int) -> list[dict]:

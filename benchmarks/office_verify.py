@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from envhub.config import Settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 
 TASKS = {

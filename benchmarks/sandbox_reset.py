@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from envhub.config import get_settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest
 
 

@@ -16,7 +16,7 @@ import json
 import tracemalloc
 
 from envhub.config import get_settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest
 
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from envhub.config import REPO_ROOT, get_settings
-from envhub.server.hub import make_backend
+from envhub.core.hub import make_backend
 from envhub.tasks.model import Task
 from envhub.verify.runner import VerifierRunner
 from environments.swe.repo import clone_base

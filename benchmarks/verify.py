@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from envhub.config import Settings
+from envhub.core.hub import Hub
 from envhub.episode import trajectory
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.verify.runner import VerifierRunner
 

@@ -58,7 +58,7 @@ class Settings(BaseSettings):
     #: microseconds, before it sleeps (`envhub.server.polling`; the window adapts); 0: never.
     poll_us: int = Field(default=300, ge=0, le=100_000)
 
-    #: API keys (envhub.server.auth): "auto" = required unless serving on loopback; "on"; "off".
+    #: API keys (envhub.core.auth): "auto" = required unless serving on loopback; "on"; "off".
     auth: Literal["auto", "on", "off"] = "auto"
     #: Key entries, hashes only: `NAME sha256:HEX [families=a,b] [max_sessions=N]`, `;` or newline apart.
     api_keys: str = ""
@@ -73,7 +73,7 @@ class Settings(BaseSettings):
     #: protection; `*`: any). Empty: on a loopback server the loopback names, elsewhere any (keys
     #: are required there). Comma-separated or a JSON list.
     allowed_hosts: Annotated[list[str], NoDecode] = Field(default_factory=list)
-    #: Fault injection for testing trainers' masking (envhub/server/faults.py): probability that each
+    #: Fault injection for testing trainers' masking (envhub/core/faults.py): probability that each
     #: of `fault_ops` fails as an env_error; 0 = off.
     fault_rate: float = Field(default=0.0, ge=0, le=1)
     fault_ops: Annotated[list[str], NoDecode] = Field(default_factory=lambda: ["reset", "step", "verify"])

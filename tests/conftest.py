@@ -15,8 +15,8 @@ from hypothesis import settings as hypothesis_settings
 
 from envhub.client.asgi import InProcess
 from envhub.config import Settings, get_settings
+from envhub.core.hub import Hub
 from envhub.server.app import create_app
-from envhub.server.hub import Hub
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.verify import runtime
 

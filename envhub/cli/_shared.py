@@ -40,7 +40,7 @@ def check_env(env: str | None, known: Any = None) -> None:
 
 
 def make_hub(settings: Settings | None = None):
-    from envhub.server.hub import Hub
+    from envhub.core.hub import Hub
 
     return Hub.build(settings or get_settings())
 

@@ -98,7 +98,7 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
         raise typer.Exit(1)
 
 
-keys_app = typer.Typer(help="API keys (envhub.server.auth): the server stores only their hashes.")
+keys_app = typer.Typer(help="API keys (envhub.core.auth): the server stores only their hashes.")
 app.add_typer(keys_app, name="keys")
 
 
@@ -109,7 +109,7 @@ def keys_new(name: str, families: str = typer.Option(None, help="Comma-separated
                                                   "(ENVHUB_API_KEYS_FILE)."),
              as_json: JsonOpt = False) -> None:
     """Make an API key: prints the secret once (for the client's ENVHUB_API_KEY) and its hashed entry."""
-    from envhub.server.auth import new_key
+    from envhub.core.auth import new_key
 
     secret, key = new_key(name, families.split(",") if families else None, max_sessions)
     if file is not None:

@@ -17,7 +17,7 @@ def credential(api_key: str | None) -> tuple[str, bool]:
     """The Bearer value a client sends, and whether it is a configured key.
 
     An API key (the argument, else `ENVHUB_API_KEY`); without one, a random client token of this
-    client's own, so that on a server without keys its sessions belong to it alone (envhub.server.auth).
+    client's own, so that on a server without keys its sessions belong to it alone (envhub.core.auth).
     """
     key = api_key or os.environ.get("ENVHUB_API_KEY") or None
     return (key, True) if key else (secrets.token_urlsafe(24), False)

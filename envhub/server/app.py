@@ -10,11 +10,11 @@ from contextlib import asynccontextmanager
 from fastapi import Depends, FastAPI
 
 from envhub.config import Settings, get_settings
+from envhub.core.auth import Access
+from envhub.core.hub import Hub
 from envhub.server import frames, problems
-from envhub.server.auth import Access
 from envhub.server.deps import READERS, get_caller
 from envhub.server.encoding import SafeJSONResponse
-from envhub.server.hub import Hub
 from envhub.server.limits import BodySizeLimit
 from envhub.server.mcp import SessionMcp
 from envhub.server.routes import episodes, health, openenv, registry, runs, sessions, ws

@@ -7,9 +7,9 @@ from typing import Annotated
 from fastapi import Depends, Request, Security
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-from envhub.server.auth import Access, Caller
-from envhub.server.hub import Hub
-from envhub.server.sessions import SessionManager
+from envhub.core.auth import Access, Caller
+from envhub.core.hub import Hub
+from envhub.core.sessions import SessionManager
 
 
 def get_hub(request: Request) -> Hub:

@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, PlainSerializer, WrapSerializer
 from pydantic_core import PydanticSerializationError
 
-from envhub.server.answers import ResetAnswer, StepAnswer, ToolList
+from envhub.core.answers import ResetAnswer, StepAnswer, ToolList
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec, escape_unencodable
 
 

@@ -15,8 +15,8 @@ from typing import Any
 import orjson
 from fastapi import WebSocket, WebSocketDisconnect
 
+from envhub.core.auth import Access, Caller
 from envhub.errors import PayloadTooLarge, RequestError, Unauthorized
-from envhub.server.auth import Access, Caller
 from envhub.server.limits import lenient_json
 from envhub.server.problems import respond
 

@@ -25,8 +25,8 @@ from typing import Any
 from mcp import types
 from starlette.types import Receive, Scope, Send
 
-from envhub.server.auth import Caller
-from envhub.server.hub import Hub
+from envhub.core.auth import Caller
+from envhub.core.hub import Hub
 from envhub.server.jsonrpc import INVALID_PARAMS, RpcError
 from envhub.server.mcp_http import HostPolicy, McpHttp
 from envhub.spec import StepRequest, ToolCall

@@ -42,9 +42,9 @@ from urllib.parse import urlsplit
 from mcp import types
 from starlette.types import Receive, Scope, Send
 
+from envhub.core.auth import Caller, is_loopback
 from envhub.errors import EnvhubError, Unauthorized
 from envhub.server import jsonrpc
-from envhub.server.auth import Caller, is_loopback
 from envhub.server.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, RpcError
 
 log = logging.getLogger("envhub.mcp")

@@ -40,11 +40,11 @@ from picows.picows import WSProtocol
 from uvicorn.config import WS_PROTOCOLS
 from uvicorn.importer import import_from_string
 
+from envhub.core.resumed import Resumed
 from envhub.errors import Unauthorized
 from envhub.server import frames
 from envhub.server.polling import IdlePoll
 from envhub.server.problems import respond
-from envhub.server.resumed import Resumed
 from envhub.server.routes.ws import SessionFrames
 
 PATH = b"/v1/sessions/ws"

@@ -10,8 +10,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from envhub.core import metrics
 from envhub.errors import EnvhubError, Unauthorized, Unavailable
-from envhub.server import metrics
 from envhub.server.encoding import dumps
 from envhub.spec import Problem
 

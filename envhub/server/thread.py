@@ -15,8 +15,8 @@ from typing import Any
 import uvicorn
 
 from envhub.config import Settings
+from envhub.core.hub import Hub
 from envhub.server.app import create_app
-from envhub.server.hub import Hub
 
 
 def uvicorn_config(app: Any, settings: Settings, *, host: str, port: int, log_level: str = "warning") -> uvicorn.Config:

@@ -1,7 +1,7 @@
 """Who reads the episode store, and what each reader may see.
 
 An episode belongs to whoever ran it: the API key's owner id, or without keys the client token's
-(`envhub.server.auth.Caller.owner`), kept in the episode's `owner` column. Its row, its check
+(`envhub.core.auth.Caller.owner`), kept in the episode's `owner` column. Its row, its check
 messages and its trajectory are shown to that owner and to an admin (a key marked `admin`, or the
 operator reading the store file itself, as `envhub episodes` does); anyone else is told it does
 not exist. Aggregates (counts, rewards, failure classes, timings) stay public.

@@ -26,6 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envhub.errors import TaskFormatError
+from envhub.tasks.digest import tree_sha256  # noqa: F401 - envhub.verify.runtime imports it from here
 
 if TYPE_CHECKING:
     from envhub.tasks.sets import TaskSet
@@ -155,26 +156,6 @@ class Task:
         if not (path / "tests").is_dir() or not any((path / "tests").glob("test_*.py")):
             raise TaskFormatError(f"{path / 'tests'}: no test_*.py verifier", file=str(path / "tests"))
         return cls(config=config, path=path, taskset=taskset)
-
-
-def tree_sha256(root: Path, exclude: set[str] = frozenset()) -> str:  # type: ignore[assignment]
-    """A content hash of a folder: relative paths, modes and bytes, in a stable order."""
-    h = hashlib.sha256()
-    if root.is_file():
-        h.update(root.read_bytes())
-        return h.hexdigest()
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).as_posix()
-        if rel.split("/", 1)[0] in exclude or "__pycache__" in p.parts:
-            continue
-        if p.is_symlink():
-            h.update(f"L {rel} {p.readlink()}\n".encode())
-        elif p.is_file():
-            h.update(f"F {rel} {p.stat().st_mode & 0o111:o}\n".encode())
-            h.update(p.read_bytes())
-        elif p.is_dir():
-            h.update(f"D {rel}\n".encode())
-    return h.hexdigest()
 
 
 def short_title(text: str, limit: int = 100) -> str:

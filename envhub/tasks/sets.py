@@ -35,6 +35,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envhub.errors import TaskFormatError
+from envhub.tasks.digest import tree_sha256
 
 SET_FILE = "taskset.yaml"
 RECORDS_FILE = "validation.jsonl"
@@ -102,8 +103,6 @@ class TaskSet:
         """Names the cache: the set file and every file of the generator's top package folder
         (a family's generator reads its family's code: intents, tools, seed data). Hashed once
         per loaded set: listing, counting and materialising all ask for it."""
-        from envhub.tasks.model import tree_sha256
-
         h = hashlib.sha256((self.path / SET_FILE).read_bytes())
         module = self.config.generator.split(":")[0]
         try:

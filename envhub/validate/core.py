@@ -19,15 +19,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from envhub.core.hub import Hub
+from envhub.core.sessions import Session
 from envhub.env import ValidationContext, ValidationFinding
 from envhub.episode import StepEntry, trajectory
 from envhub.errors import EnvhubError, FailureClass
 from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
 from envhub.sandbox.local import UNLIMITED_MB
-from envhub.server.hub import Hub
-from envhub.server.sessions import Session
 from envhub.spec import ResetRequest, StepRequest, VerifyResult
-from envhub.tasks.model import HIDDEN_DIRS, Task, tree_sha256
+from envhub.tasks.digest import tree_sha256
+from envhub.tasks.model import HIDDEN_DIRS, Task
 from envhub.validate.exploits import EXPLOITS
 from envhub.validate.record import write_record
 from envhub.verify.runner import VerifierRunner

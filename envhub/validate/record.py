@@ -32,7 +32,7 @@ LIBRARY = REPO_ROOT / "verifiers"
 
 @cache
 def _part_sha256(path: Path) -> str:
-    from envhub.tasks.model import tree_sha256
+    from envhub.tasks.digest import tree_sha256
 
     return tree_sha256(path) if path.exists() else "-"
 

@@ -19,7 +19,8 @@ from typing import Any
 from envhub.config import REPO_ROOT
 from envhub.env import Family
 from envhub.spec import ToolSpec
-from envhub.tasks.model import Task, short_title, tree_sha256
+from envhub.tasks.digest import tree_sha256
+from envhub.tasks.model import Task, short_title
 
 PLACEHOLDER = {"string": "...", "integer": 0, "number": 0, "boolean": False, "array": [], "object": {}}
 

@@ -1,4 +1,6 @@
-"""The house's rules, read from the source: the core imports no family, and imports point down.
+"""The house's rules, read from the source: the core imports no family, imports point down, no
+two modules import each other (by any path), and what drives a hub in-process (`validate`, `cli`,
+`ray`) reaches the server only through its composition root.
 
 Every module under `envhub/` is parsed with `ast` (imports under `TYPE_CHECKING` and inside
 functions count too: an arrow is an arrow), and each import is checked against `LAYERS`.
@@ -24,13 +26,15 @@ LAYERS: list[tuple[str, ...]] = [
     ("envhub.store", "envhub.validate.record"),
     ("envhub.registry",),
     ("envhub.web",),  # pages over the registry: they import no server
-    ("envhub.server",),
+    ("envhub.core",),  # the hub, sessions, deadlines, access: what every transport calls
     ("envhub.validate", "envhub.conformance", "envhub.rl"),  # drive a hub or a server
-    ("envhub.server.app", "envhub.server.thread"),  # the composition root (mounts the API and the web pages) and its in-thread launcher
+    ("envhub.server",),  # the transports (adapters over the core), the composition root and its launcher
     ("envhub.cli", "envhub.ray"),  # the command line, and the pool on Ray (replicas serve in a thread)
 ]
 #: Packages the core must never import: families are found through entry points.
 FORBIDDEN = ("environments", "harnesses")
+#: The only server modules the layers above it may import: the composition root and its launcher.
+COMPOSITION_ROOT = ("envhub.server.app", "envhub.server.thread")
 
 
 def layer_of(module: str) -> int | None:
@@ -78,6 +82,63 @@ def violations(modules: dict[str, tuple[str, bool]]) -> list[str]:
             theirs = layer_of(target)
             if theirs is not None and theirs > own:
                 found.append(f"{module} (layer {own}) imports {target} (layer {theirs}): an arrow pointing up")
+            elif (target.startswith("envhub.server.") and not module.startswith("envhub.server")
+                  and target not in COMPOSITION_ROOT):
+                found.append(f"{module} imports {target}: outside the server, only its composition root "
+                             f"({', '.join(COMPOSITION_ROOT)}); what it needs belongs in envhub.core")
+    return found + circles(modules)
+
+
+def arrows(modules: dict[str, tuple[str, bool]]) -> dict[str, set[str]]:
+    """module -> the modules of `modules` it imports (a name imported from a module is the module)."""
+    out: dict[str, set[str]] = {}
+    for module, (source, is_package) in modules.items():
+        targets = set()
+        for target in imports(module, source, is_package):
+            while target not in modules and target.count(".") > 1:
+                target = target.rpartition(".")[0]
+            if target in modules and target != module:
+                targets.add(target)
+        out[module] = targets
+    return out
+
+
+def circles(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """One line per set of modules that import each other, by any path (Tarjan's strongly connected
+    components). A package's `__init__` re-exporting its own modules is no circle: the arrows from a
+    package to the modules inside it are left out."""
+    graph = {m: {t for t in ts if not (modules[m][1] and t.startswith(m + "."))}
+             for m, ts in arrows(modules).items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[str] = []
+
+    def visit(m: str) -> None:
+        index[m] = low[m] = len(index)
+        stack.append(m)
+        on_stack.add(m)
+        for t in sorted(graph[m]):
+            if t not in index:
+                visit(t)
+                low[m] = min(low[m], low[t])
+            elif t in on_stack:
+                low[m] = min(low[m], index[t])
+        if low[m] == index[m]:
+            members = []
+            while True:
+                t = stack.pop()
+                on_stack.discard(t)
+                members.append(t)
+                if t == m:
+                    break
+            if len(members) > 1:
+                found.append("a circle of imports: " + " <-> ".join(sorted(members)))
+
+    for m in sorted(graph):
+        if m not in index:
+            visit(m)
     return found
 
 
@@ -98,12 +159,12 @@ def test_the_core_imports_no_family_and_every_arrow_points_down() -> None:
 @pytest.mark.parametrize(("module", "source", "broken"), [
     ("envhub.cli.tasks", "from environments.db.synth import synthesize", "family-side package environments.db.synth"),
     ("envhub.env", "import harnesses.codex", "family-side package harnesses.codex"),
-    ("envhub.store.events", "if TYPE_CHECKING:\n    from envhub.server.sessions import Session",
-     "imports envhub.server.sessions"),
+    ("envhub.store.events", "if TYPE_CHECKING:\n    from envhub.core.sessions import Session",
+     "imports envhub.core.sessions"),
     ("envhub.tasks.catalog", "def f():\n    from envhub.validate.record import validation_status",
      "imports envhub.validate.record"),
-    ("envhub.web.views", "from envhub.server import hub", "imports envhub.server.hub"),
-    ("envhub.server.sessions", "from ..validate import core", "imports envhub.validate.core"),
+    ("envhub.web.views", "from envhub.core import hub", "imports envhub.core.hub"),
+    ("envhub.core.sessions", "from ..validate import core", "imports envhub.validate.core"),
     ("envhub.newthing", "import json", "in no layer"),
 ])
 def test_a_bad_import_is_caught(module: str, source: str, broken: str) -> None:

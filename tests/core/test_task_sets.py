@@ -10,7 +10,7 @@ import pytest
 
 from envhub.errors import TaskFormatError
 from envhub.tasks.catalog import Catalog
-from envhub.tasks.model import tree_sha256
+from envhub.tasks.digest import tree_sha256
 from envhub.tasks.sets import TaskSet
 from envhub.validate.record import validation_status, write_record
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from envhub.config import Settings, get_settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ToolCall
 from envhub.verify import runtime
 from environments.db import domains as registry

@@ -10,9 +10,9 @@ import pytest
 import pytest_asyncio
 
 from envhub import harness
+from envhub.core.hub import Hub
 from envhub.errors import FailureClass
 from envhub.harness import HarnessUnsupported
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from tests.conftest import make_settings, running_hub
 

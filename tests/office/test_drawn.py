@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from envhub.tasks.model import tree_sha256
+from envhub.tasks.digest import tree_sha256
 from environments.office import tasktypes
 from environments.office.generate import draw, materialize
 

@@ -205,8 +205,8 @@ def test_masked_episodes_are_retried_and_counted_apart(tmp_path, monkeypatch) ->
 def test_on_a_hub_with_keys_only_an_admin_records_a_calibration() -> None:
     """A calibration shows on every task's page: a tenant's key may not record one, an admin's may."""
     from envhub.client import EnvClient
+    from envhub.core.auth import new_key
     from envhub.errors import Forbidden
-    from envhub.server.auth import new_key
 
     tenant, tenant_key = new_key("tenant")
     ops, ops_key = new_key("ops", admin=True)

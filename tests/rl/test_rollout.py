@@ -122,7 +122,7 @@ def test_fault_injection_is_off_by_default() -> None:
 
 
 def test_bad_fault_ops_are_refused_clearly() -> None:
-    from envhub.server.faults import FaultInjector
+    from envhub.core.faults import FaultInjector
 
     with pytest.raises(ValueError, match="unknown operation"):
         FaultInjector(make_settings(fault_rate=0.5, fault_ops=["stpe"]))

@@ -34,9 +34,9 @@ import pytest
 import pytest_asyncio
 
 from envhub.config import REPO_ROOT, Settings
+from envhub.core.auth import new_key
+from envhub.core.hub import Hub
 from envhub.errors import FailureClass
-from envhub.server.auth import new_key
-from envhub.server.hub import Hub
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall, VerifyResult
 from envhub.verify import runtime

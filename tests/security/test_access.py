@@ -13,8 +13,8 @@ from websockets.sync.client import connect
 
 from envhub.client import EnvClient, auth_headers
 from envhub.conformance import ConformanceSuite
+from envhub.core.auth import Access, new_key, parse_entries
 from envhub.errors import Unauthorized
-from envhub.server.auth import Access, new_key, parse_entries
 from envhub.server.thread import serve_in_thread
 from tests.conftest import make_settings
 from tests.security.conftest import ECHO_ONLY_SECRET, KEY, SECRET, bearer

@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from envhub.config import REPO_ROOT, Settings
+from envhub.core.hub import Hub
 from envhub.errors import FailureClass
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, StepResult, ToolCall
 from tests.conftest import running_hub
 from tests.security.conftest import TRAINABLE

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from envhub.config import get_settings
+from envhub.core.hub import make_backend
 from envhub.errors import FailureClass
-from envhub.server.hub import make_backend
 from envhub.spec import VerifyResult
 from envhub.tasks.model import Task
 from envhub.verify.runner import VerifierRunner

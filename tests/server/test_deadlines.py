@@ -1,4 +1,4 @@
-"""The session manager's time limits (`envhub.server.deadlines`): a block past its limit raises
+"""The session manager's time limits (`envhub.core.deadlines`): a block past its limit raises
 TimeoutError, one in time does not, a cancellation from elsewhere stays a cancellation, and an
 environment whose step never answers is graded env_error for its session only."""
 
@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from envhub.server import deadlines as deadlines_module
-from envhub.server import sessions
-from envhub.server.deadlines import Deadlines
+from envhub.core import sessions
+from envhub.core.deadlines import Deadlines
+from envhub.core import deadlines as deadlines_module
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from tests.conftest import make_settings, running_hub
 

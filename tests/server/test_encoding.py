@@ -1,4 +1,4 @@
-"""`envhub.server.encoding.answer_json`: orjson writes the hot answers (`envhub.server.answers`), and it
+"""`envhub.server.encoding.answer_json`: orjson writes the hot answers (`envhub.core.answers`), and it
 must write exactly the text pydantic's `model_dump_json(by_alias=True)` writes for their wire models,
 whatever an environment put in them."""
 
@@ -16,9 +16,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_serializer
 
+from envhub.core.answers import MODELS, ResetAnswer, StepAnswer, ToolList
 from envhub.errors import FailureClass
 from envhub.server import encoding
-from envhub.server.answers import MODELS, ResetAnswer, StepAnswer, ToolList
 from envhub.server.encoding import PLAIN_MODELS, _json_keys, answer_json
 from envhub.spec import Observation, SessionCreated, StepResult, TaskRef, ToolSpec
 

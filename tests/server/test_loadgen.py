@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from envhub.server import metrics
+from envhub.core import metrics
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from tests.conftest import make_settings
 from tests.security.conftest import KEY, SECRET, bearer

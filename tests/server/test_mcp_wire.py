@@ -11,7 +11,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from envhub.server.auth import new_key
+from envhub.core.auth import new_key
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from tests.conftest import make_settings
 

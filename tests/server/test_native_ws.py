@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from websockets.sync.client import connect
 
-from envhub.server import sessions
+from envhub.core import sessions
 from envhub.server.native_ws import READ_AHEAD, SessionSocket
 from envhub.server.polling import IdlePoll
 from envhub.server.thread import ThreadedServer, serve_in_thread

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from envhub.core.hub import Hub
 from envhub.errors import FailureClass
-from envhub.server.hub import Hub
 from envhub.spec import Observation, ResetRequest, StepRequest
 
 TASK = "terminal/count-error-lines"
@@ -64,7 +64,7 @@ def test_session_ids_sort_by_creation_and_stay_unguessable() -> None:
     rows land on the same index pages), and each still carries 96 random bits."""
     import time
 
-    from envhub.server.sessions import _SessionIds
+    from envhub.core.sessions import _SessionIds
 
     ids = _SessionIds()
     made = []
@@ -77,7 +77,7 @@ def test_session_ids_sort_by_creation_and_stay_unguessable() -> None:
 
 
 async def test_resets_steps_and_closes_show_in_the_prometheus_metrics(hub: Hub) -> None:
-    """The serving path's counts are plain numbers (`envhub.server.metrics`) turned into samples when
+    """The serving path's counts are plain numbers (`envhub.core.metrics`) turned into samples when
     /metrics is read: a reset, steps of two outcomes and a close move exactly the samples they should."""
     from prometheus_client import REGISTRY
 
@@ -114,9 +114,8 @@ async def test_the_environment_gets_the_agents_call_or_the_checked_one(hub: Hub,
     """A call whose arguments pass their declaration as they are reaches the environment as it came
     (no second model built per step); one the check changed (a default filled in, 2.0 as 2) reaches
     it as checked. Either way the step log keeps what the agent sent."""
-    from environments.echo import EchoEnvironment
-
     from envhub.tools import Param, Tool
+    from environments.echo import EchoEnvironment
 
     tools = [Tool("echo", "Echo.", {"message": Param("string"), "times": Param("integer", required=False, default=1)})]
     seen = []

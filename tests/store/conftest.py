@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from envhub.config import REPO_ROOT, Settings, get_settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from envhub.store import EpisodeStore
 from envhub.verify import runtime

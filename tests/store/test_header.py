@@ -17,7 +17,7 @@ from types import NoneType
 from typing import get_args
 
 from envhub.config import REPO_ROOT
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import HEADER_FIELDS, EpisodeDetail, EpisodeHeader, EpisodeInfo, ResetRequest
 from envhub.store import EpisodeSummary, events
 from envhub.store.db import head
@@ -74,7 +74,7 @@ from types import SimpleNamespace
 
 import envhub.spec
 assert envhub.spec.__file__.startswith(sys.argv[1]), envhub.spec.__file__  # the copy, not the repo's
-from envhub.server.sessions import Session
+from envhub.core.sessions import Session
 from envhub.spec import EpisodeHeader, EpisodeInfo
 from envhub.store import OPERATOR, EpisodeStore, events
 from envhub.store.repo import write_events

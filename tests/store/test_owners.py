@@ -1,6 +1,6 @@
 """Episodes belong to whoever ran them: the store keeps the owner, and every read is a viewer's.
 
-A real hub and SQLite store; callers as the server resolves them (`envhub.server.auth.Caller`).
+A real hub and SQLite store; callers as the server resolves them (`envhub.core.auth.Caller`).
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from envhub.server.auth import ApiKey, Caller
+from envhub.core.auth import ApiKey, Caller
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from envhub.store import OPERATOR, PUBLIC, EpisodeStore, Viewer
 from envhub.store.viewer import ORACLE_POLICY

@@ -143,7 +143,7 @@ def test_a_store_made_before_owners_gains_the_column_and_keeps_its_rows(postgres
 async def test_runs_on_postgres(postgres: Postgres, data_dir: Path, hub_with_store) -> None:
     """The runs tables on PostgreSQL: a run, its step reports (one replaced) and the figures of the
     episodes whose reset named it."""
-    from envhub.server.auth import Caller
+    from envhub.core.auth import Caller
     from envhub.spec import ResetRequest, RunStepReport, StepRequest, ToolCall
 
     owner = Caller(owner="token:pg-runs-owner-000000000000000")

@@ -24,8 +24,8 @@ from websockets.sync.client import connect
 
 from envhub.client import EnvClient
 from envhub.config import REPO_ROOT, Settings
+from envhub.core.auth import new_key
 from envhub.errors import Conflict, Forbidden, NotFound
-from envhub.server.auth import new_key
 from envhub.server.thread import serve_in_thread
 from envhub.store import OPERATOR, EpisodeStore
 from envhub.store.runs import T95, figures_of
@@ -228,7 +228,7 @@ def test_a_store_made_before_runs_gains_the_run_column_and_table_and_keeps_its_r
 
 async def test_cli_runs_lists_and_shows_a_run(data_dir: Path, hub_with_store) -> None:
     """`envhub runs` and `envhub runs show ID` read the store file as its operator: a table, or JSON."""
-    from envhub.server.auth import Caller
+    from envhub.core.auth import Caller
     from envhub.spec import ResetRequest, RunStepReport, StepRequest, ToolCall
 
     owner = Caller(owner="token:cli-runs-owner-0000000000000")

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from envhub.config import REPO_ROOT
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from tests.conftest import make_settings, running_hub
 from tests.swe.conftest import load, require_toolchain

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from envhub.config import REPO_ROOT
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
 from environments.swe.repo import clone_base

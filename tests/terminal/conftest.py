@@ -17,7 +17,7 @@ import pytest
 import pytest_asyncio
 
 from envhub.config import REPO_ROOT, Settings, get_settings
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.verify import runtime
 from tests.conftest import running_hub
 

@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 
 from envhub.config import REPO_ROOT
-from envhub.server.hub import Hub
+from envhub.core.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
-from envhub.tasks.model import Task, tree_sha256
+from envhub.tasks.digest import tree_sha256
+from envhub.tasks.model import Task
 from envhub.tasks.sets import TaskSet
 from environments.terminal import TerminalFamily
 from environments.terminal.generate import ORDER, TEMPLATES, draft, template_of

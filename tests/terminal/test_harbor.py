@@ -13,8 +13,8 @@ import pytest
 import pytest_asyncio
 import yaml
 
+from envhub.core.hub import Hub
 from envhub.errors import AgentError, TaskFormatError
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from envhub.config import REPO_ROOT, get_settings
+from envhub.core.hub import Hub
 from envhub.env import EnvContext
 from envhub.sandbox.local import LocalBackend
-from envhub.server.hub import Hub
 from envhub.spec import ResetRequest, StepRequest, ToolCall
 from envhub.tasks.model import Task
 from environments.terminal import TerminalFamily

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from envhub.core.hub import Hub
 from envhub.errors import FailureClass
-from envhub.server.hub import Hub
 from envhub.verify.runner import VerifierRunner
 from tests.conftest import make_settings
 from tests.verify.test_runner import PASSING, make_task, state

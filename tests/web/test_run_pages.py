@@ -16,7 +16,7 @@ import pytest
 
 from envhub.client import EnvClient
 from envhub.config import REPO_ROOT, Settings
-from envhub.server.auth import new_key
+from envhub.core.auth import new_key
 from envhub.server.thread import serve_in_thread
 from tests.web.conftest import wait_recorded
 

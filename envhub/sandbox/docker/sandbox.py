@@ -10,20 +10,30 @@ import secrets
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from envhub.errors import AgentError, EnvError, SandboxGone, SandboxOOM, Unavailable
 from envhub.sandbox.base import ExecResult, Sandbox
+from envhub.sandbox.docker.engine import Engine
 from envhub.sandbox.docker.pool import Box
 from envhub.sandbox.process import copy_tree, signal_all
 from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, converse, frame
 
-if TYPE_CHECKING:
-    from envhub.sandbox.docker.backend import DockerBackend
+
+class Host(Protocol):
+    """What a sandbox asks of the backend that started it (`DockerBackend`)."""
+
+    engine: Engine
+    #: container id -> the cgroup's OOM kills when the container was handed out
+    oom_base: dict[str, int]
+
+    async def running(self, cid: str) -> bool: ...
+
+    async def remove(self, box: Box) -> None: ...
 
 
 class DockerSandbox(Sandbox):
-    def __init__(self, backend: DockerBackend, box: Box) -> None:
+    def __init__(self, backend: Host, box: Box) -> None:
         self._backend = backend
         self._box = box
         self._closed = False

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
+from envhub.core.hub import Hub
 from envhub.errors import NotFound
 from envhub.server.deps import READERS, CallerDep, HubDep
-from envhub.server.hub import Hub
 from envhub.spec import EpisodeDetail, EpisodeList
 from envhub.store import EpisodeStore
 from envhub.store.schemas import EpisodeAggregate

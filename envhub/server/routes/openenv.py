@@ -15,7 +15,7 @@ root (the environment is `env` in the reset data, else `settings.default_env`) o
   with that `episode_id` continues it, so multi-step episodes also work over plain HTTP
   (OpenEnv's HTTP routes are stateless: without an `episode_id` `/step` behaves the same way,
   on a fresh environment that is closed afterwards).
-- access as on envhub's own routes (`envhub.server.auth`): `Authorization: Bearer` on the
+- access as on envhub's own routes (`envhub.core.auth`): `Authorization: Bearer` on the
   handshake and the HTTP calls (OpenEnv's client takes `headers=`); without keys, HTTP `/reset`
   returns `client_token`, which `/step` and `/state` with that `episode_id` must send.
 - wrong shapes and types (`{"env": 5}`, `"seed": "abc"`, `data` that is not an object) are 422
@@ -30,14 +30,14 @@ from typing import Any
 from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
+from envhub.core.auth import Caller
+from envhub.core.hub import Hub
+from envhub.core.sessions import SessionManager
 from envhub.errors import InvalidRequest, RequestError, Unavailable
 from envhub.server import frames
-from envhub.server.auth import Caller
 from envhub.server.deps import READERS, CallerDep, HubDep
 from envhub.server.encoding import dumps_text
-from envhub.server.hub import Hub
 from envhub.server.problems import problem_for
-from envhub.server.sessions import SessionManager
 from envhub.spec import Observation, ResetRequest, SessionCreated, StepRequest, StepResult, ToolCall, VerifyResult
 
 router = APIRouter(tags=["openenv"])

@@ -1,4 +1,4 @@
-"""`/v1/sessions`: reset, step, verify (and reverify), state, close; each acts as its caller (`envhub.server.auth`)."""
+"""`/v1/sessions`: reset, step, verify (and reverify), state, close; each acts as its caller (`envhub.core.auth`)."""
 
 from __future__ import annotations
 

@@ -13,12 +13,12 @@ from __future__ import annotations
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from pydantic import TypeAdapter, ValidationError
 
+from envhub.core.auth import Caller
+from envhub.core.sessions import SessionManager
 from envhub.errors import RequestError
 from envhub.server import frames
-from envhub.server.auth import Caller
 from envhub.server.encoding import dumps_text, ok_frame
 from envhub.server.problems import problem_for
-from envhub.server.sessions import SessionManager
 from envhub.spec import WsClose, WsFrame, WsReset, WsState, WsStep, WsVerify
 
 router = APIRouter(tags=["sessions"])

@@ -24,6 +24,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from envhub import harness
 from envhub.config import Settings
+from envhub.core import metrics
+from envhub.core.answers import ResetAnswer, StepAnswer, ToolList
+from envhub.core.deadlines import Deadlines
+from envhub.core.faults import FaultInjector
 from envhub.env import EnvContext, Environment, Family
 from envhub.episode import EpisodeHeader, StepEntry, trajectory
 from envhub.errors import (
@@ -44,10 +48,6 @@ from envhub.errors import (
 from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
-from envhub.server import metrics
-from envhub.server.answers import ResetAnswer, StepAnswer, ToolList
-from envhub.server.deadlines import Deadlines
-from envhub.server.faults import FaultInjector
 from envhub.spec import (
     Observation,
     ResetRequest,
@@ -67,7 +67,7 @@ from envhub.tools import Tool, find, show
 from envhub.verify.runner import VerifierRunner, verdict
 
 if TYPE_CHECKING:
-    from envhub.server.auth import Caller
+    from envhub.core.auth import Caller
 
 log = logging.getLogger("envhub.sessions")
 
@@ -116,7 +116,7 @@ class Session:
     result: VerifyResult | None = None
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     answers: dict[str, tuple[ToolCall, StepAnswer]] = field(default_factory=dict)  # oldest first
-    owner: str | None = None  # the creator (envhub.server.auth.Caller.owner); None = in-process
+    owner: str | None = None  # the creator (envhub.core.auth.Caller.owner); None = in-process
     run_id: str | None = None  # the training run the reset named (recorded with the episode)
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
@@ -259,7 +259,7 @@ class SessionManager:
         return (await self.create_answer(req, caller)).model()
 
     async def create_answer(self, req: ResetRequest, caller: Caller | None = None) -> ResetAnswer:
-        """`create`'s answer before its wire model (`envhub.server.answers`): what the session socket writes."""
+        """`create`'s answer before its wire model (`envhub.core.answers`): what the session socket writes."""
         if fault := self.faults.hit("reset"):
             raise fault
         family = self.family(req.env)
@@ -362,7 +362,7 @@ class SessionManager:
         return (await self.step_answer(session_id, req, caller)).model()
 
     async def step_answer(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepAnswer:
-        """`step`'s answer before its wire model (`envhub.server.answers`): what the session socket writes."""
+        """`step`'s answer before its wire model (`envhub.core.answers`): what the session socket writes."""
         session = self.get(session_id, caller)
         if session.broken is None and session.result is None and (fault := self.faults.hit("step")):
             session.broken = fault  # answered as env_error by _step_locked, and at verify
@@ -427,7 +427,7 @@ class SessionManager:
         except (TimeoutError, EnvError, OSError) as e:
             if isinstance(e, EnvError):
                 session.broken = e
-            elif isinstance(e, TimeoutError):  # the step's deadline (envhub.server.deadlines): its own words
+            elif isinstance(e, TimeoutError):  # the step's deadline (envhub.core.deadlines): its own words
                 session.broken = EnvError(f"the environment did not answer: {e}" if str(e) else
                                           "the environment did not answer in time")
             else:  # an OSError's text may name a host path

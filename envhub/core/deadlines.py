@@ -23,7 +23,7 @@ from collections.abc import Coroutine
 from types import CoroutineType, TracebackType
 from typing import Any, TypeVar
 
-from envhub.server.resumed import Resumed
+from envhub.core.resumed import Resumed
 
 T = TypeVar("T")
 

@@ -9,10 +9,10 @@ from typing import Any
 
 from envhub import families as family_registry
 from envhub.config import Settings
+from envhub.core.sessions import SessionManager
 from envhub.env import Family
 from envhub.registry import Registry
 from envhub.sandbox.base import SandboxBackend
-from envhub.server.sessions import SessionManager
 from envhub.store import EpisodeStore
 from envhub.tasks.catalog import Catalog
 from envhub.verify.runner import VerifierRunner
