@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envhub import harness
+from envhub import records as record
 from envhub.errors import NotFound
 from envhub.spec import Calibration, EnvInfo, MissingRequirement, TaskInfo, ValidationSummary
-from envhub.validate import record
 
 if TYPE_CHECKING:
     from envhub.env import Family
@@ -39,7 +39,7 @@ class Registry:
             raise NotFound.for_name("environment", name, self.families) from None
 
     def status(self, task: Task) -> str:
-        """`validated`, `rejected`, `stale` or `unvalidated` (`envhub.validate.record`)."""
+        """`validated`, `rejected`, `stale` or `unvalidated` (`envhub.records`)."""
         return record.validation_status(task)
 
     def served(self) -> list[Task]:

@@ -26,7 +26,7 @@ from envhub.cli._shared import (
     timings_by_group,
 )
 from envhub.config import get_settings
-from envhub.validate.record import validation_status
+from envhub.records import validation_status
 
 
 @app.command()

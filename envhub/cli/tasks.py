@@ -21,7 +21,7 @@ from envhub.cli._shared import (
     status_style,
 )
 from envhub.config import get_settings
-from envhub.validate.record import validation_status
+from envhub.records import validation_status
 
 
 @app.command("list")

@@ -28,7 +28,7 @@ from envhub.cli._shared import (
 )
 from envhub.config import Settings, get_settings
 from envhub.errors import EnvhubError
-from envhub.validate.record import validation_status
+from envhub.records import validation_status
 
 
 @app.command()

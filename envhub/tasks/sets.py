@@ -9,7 +9,7 @@ writes it, the same bytes on every machine, into a cache under the data director
 digest of the set file and the generator's package, so a changed generator materialises anew
 and an unchanged one never twice. The repository keeps the set file and one records file, not
 a folder per task; records are keyed, as every record is, by the task's files and the code that
-judges them (`envhub.validate.record`).
+judges them (`envhub.records`).
 """
 
 from __future__ import annotations

@@ -24,13 +24,13 @@ from envhub.core.sessions import Session
 from envhub.env import ValidationContext, ValidationFinding
 from envhub.episode import StepEntry, trajectory
 from envhub.errors import EnvhubError, FailureClass
+from envhub.records import write_record
 from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
 from envhub.sandbox.local import UNLIMITED_MB
 from envhub.spec import ResetRequest, StepRequest, VerifyResult
 from envhub.tasks.digest import tree_sha256
 from envhub.tasks.model import HIDDEN_DIRS, Task
 from envhub.validate.exploits import EXPLOITS
-from envhub.validate.record import write_record
 from envhub.verify.runner import VerifierRunner
 
 

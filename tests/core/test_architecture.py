@@ -15,15 +15,16 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
-#: Lowest first. A module may import its own layer or a lower one, never a higher one. The most
-#: specific prefix names a module's layer (`envhub.validate.record` sits below `envhub.validate`).
+#: Lowest first. A module may import its own layer or a lower one, never a higher one; a layer is
+#: a folder or a module, so the table maps onto the tree (the most specific prefix names a module's
+#: layer, should a module ever sit in another layer than its folder).
 LAYERS: list[tuple[str, ...]] = [
     ("envhub.errors", "envhub.spec", "envhub.episode", "envhub.tools", "envhub.config", "envhub.harness",
      "envhub.client"),
     ("envhub.sandbox", "envhub.tasks"),
     ("envhub.verify",),
     ("envhub.env", "envhub.families", "envhub.shell_env"),
-    ("envhub.store", "envhub.validate.record"),
+    ("envhub.store", "envhub.records"),
     ("envhub.registry",),
     ("envhub.web",),  # pages over the registry: they import no server
     ("envhub.core",),  # the hub, sessions, deadlines, access: what every transport calls
@@ -161,8 +162,8 @@ def test_the_core_imports_no_family_and_every_arrow_points_down() -> None:
     ("envhub.env", "import harnesses.codex", "family-side package harnesses.codex"),
     ("envhub.store.events", "if TYPE_CHECKING:\n    from envhub.core.sessions import Session",
      "imports envhub.core.sessions"),
-    ("envhub.tasks.catalog", "def f():\n    from envhub.validate.record import validation_status",
-     "imports envhub.validate.record"),
+    ("envhub.tasks.catalog", "def f():\n    from envhub.records import validation_status",
+     "imports envhub.records"),
     ("envhub.web.views", "from envhub.core import hub", "imports envhub.core.hub"),
     ("envhub.core.sessions", "from ..validate import core", "imports envhub.validate.core"),
     ("envhub.newthing", "import json", "in no layer"),

@@ -157,8 +157,8 @@ def test_show_says_stale_when_the_task_changed_after_its_record(tmp_path) -> Non
     import shutil
 
     from envhub.config import REPO_ROOT
+    from envhub.records import write_record
     from envhub.tasks.model import Task
-    from envhub.validate.record import write_record
 
     shutil.copytree(REPO_ROOT / "tasks" / "echo" / "say-done", tmp_path / "echo" / "say-done")
     task = Task.load(tmp_path / "echo" / "say-done")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from envhub.errors import TaskFormatError
+from envhub.records import validation_status, write_record
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.digest import tree_sha256
 from envhub.tasks.sets import TaskSet
-from envhub.validate.record import validation_status, write_record
 
 CALLS: list[int] = []
 

@@ -3,9 +3,9 @@ from pathlib import Path
 import pytest
 
 from envhub.errors import TaskFormatError
+from envhub.records import validation_status
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
-from envhub.validate.record import validation_status
 
 
 def write_task(root: Path, name: str, yaml_text: str, with_tests: bool = True) -> Path:

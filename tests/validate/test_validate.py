@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from envhub.records import validation_status, write_record
 from envhub.tasks.catalog import Catalog
 from envhub.validate.core import Validator
-from envhub.validate.record import validation_status, write_record
 from tests.conftest import make_settings, running_hub
 
 REPO_TASKS = Path(__file__).resolve().parents[2] / "tasks"
@@ -84,7 +84,7 @@ def test_the_repository_catalogue_loads_without_broken_folders():
 
 def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     """SWE declares its judging files: its tools are outside the key, its controls inside it."""
-    from envhub.validate.record import judge_parts
+    from envhub.records import judge_parts
 
     task = Catalog(REPO_TASKS).for_family("swe")[0]
     parts = {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(task)}
@@ -102,7 +102,7 @@ def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     ("from verifiers.swe_reports import PASSED", "swe_reports"),
 ])
 def test_every_form_of_importing_a_verifiers_module_puts_it_in_the_key(tmp_path, line, module):
-    from envhub.validate.record import LIBRARY, judge_parts
+    from envhub.records import LIBRARY, judge_parts
 
     echo_task(tmp_path, "uses-lib", SOUND + line + "\n")
     parts = judge_parts(Catalog(tmp_path).get("echo/uses-lib"))
@@ -112,7 +112,7 @@ def test_every_form_of_importing_a_verifiers_module_puts_it_in_the_key(tmp_path,
 
 def test_the_key_follows_the_library_modules_a_verifiers_module_imports(tmp_path):
     """`verifiers/office.py` imports `office_safe`: a change there changes what judges the task."""
-    from envhub.validate.record import LIBRARY, judge_parts
+    from envhub.records import LIBRARY, judge_parts
 
     echo_task(tmp_path, "office-lib", SOUND + "from verifiers import office as ov\n")
     parts = judge_parts(Catalog(tmp_path).get("echo/office-lib"))

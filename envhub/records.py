@@ -19,13 +19,11 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from envhub.config import REPO_ROOT
 from envhub.families import family_class
 
 if TYPE_CHECKING:
     from envhub.tasks.model import Task
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
-
 
 LIBRARY = REPO_ROOT / "verifiers"
 
