@@ -342,10 +342,54 @@ _flip_by_name()
 """
 
 
-def test_twins_that_would_catch_a_forger_only_by_luck_are_refused(manifests, data_dir, tmp_path):
+def _forge_by_name(test_id: str):
+    """A forger (the `FORGERS` shape) that flips the outcome of the one test named `test_id`."""
+    def forge(repo: Path, cfg, ids) -> bool:  # noqa: ANN001
+        lib = repo / "minilib" / "__init__.py"
+        lib.write_text(lib.read_text() + BY_NAME % ({test_id.rsplit("#", 1)[-1]},))
+        return True
+    return forge
+
+
+def _validator_controls(task: Task, data_dir: Path, forger, monkeypatch) -> dict:  # noqa: ANN001
+    """The validator's graded controls of `task` with `forger` as its only control: its finding."""
+    import asyncio
+    import tempfile
+
+    from envhub.config import Settings, get_settings
+    from envhub.env import ValidationContext
+    from envhub.sandbox.local import LocalBackend
+    from envhub.verify import runtime
+    from envhub.verify.runner import VerifierRunner
+    from environments.swe import validate
+
+    monkeypatch.setattr(validate, "CONTROLS", {})
+    monkeypatch.setattr(validate, "FORGERS", {"by-name": forger})
+    # a data folder the verifier's uid can reach (pytest's own folders are the owner's alone), with
+    # the installed verifier site and this test's fetched sources
+    root = Path(tempfile.mkdtemp(prefix="swe-validate-", dir="/var/tmp"))
+    try:
+        root.chmod(0o755)
+        (root / "verifier").mkdir(mode=0o755)
+        runtime.site_dir(root).symlink_to(runtime.site_dir(get_settings().data_dir).resolve())
+        (root / "swe-sources").symlink_to(data_dir / "swe-sources")
+        settings = Settings(data_dir=root, tasks_dir=task.path.parents[3])
+        backend = LocalBackend(root / "sandboxes")
+        runner = VerifierRunner(settings, backend, warm=False)
+        runner.prepare()
+        checker = validate.SweValidator(task, ValidationContext(settings, backend, runner), runs=1)
+        raw = json.loads((task.tests_dir / "tests.json").read_text())
+        asyncio.run(checker.controls(raw["FAIL_TO_PASS"], raw["PASS_TO_PASS"]))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return next(f for f in checker.findings if f.check == "swe-control-by-name")
+
+
+def test_twins_that_would_catch_a_forger_only_by_luck_are_refused(manifests, data_dir, tmp_path, monkeypatch):
     """A kept task's forgers are pinned: each forges a twinned FAIL_TO_PASS test or none. Without a
     twinned FAIL_TO_PASS test, or with a forger that forges only untwinned ones, whether grading's
-    drawn PASS_TO_PASS twins expose it is luck: the factory refuses the task (`unpinned`)."""
+    drawn PASS_TO_PASS twins expose it is luck: the factory refuses the task (`unpinned`), and the
+    validator holds every task to the same rule (its forger controls)."""
     require_toolchain("python")
     from environments.swe.factory.pinned import unpinned
     from environments.swe.factory.synth import Synthesiser
@@ -361,19 +405,18 @@ def test_twins_that_would_catch_a_forger_only_by_luck_are_refused(manifests, dat
     assert unpinned(task, data_dir) == []
     assert len(f2p) >= 2 and set(f2p) <= {t.test for t in twins}, (f2p, twins)  # seed 3: a clamp bug
 
-    def by_name(test_id: str):
-        def forge(repo: Path, cfg, ids) -> bool:  # noqa: ANN001
-            lib = repo / "minilib" / "__init__.py"
-            lib.write_text(lib.read_text() + BY_NAME % ({test_id.rsplit("#", 1)[-1]},))
-            return True
-        return forge
-
     # a forger that forges a twinned test is caught in every graded run (its twins pass too)
-    assert unpinned(task, data_dir, {"by-name": by_name(f2p[0])}) == []
+    assert unpinned(task, data_dir, {"by-name": _forge_by_name(f2p[0])}) == []
     # one that forges only a test without twins goes unseen unless a drawn twin happens to expose it
     swe_twins.dump(task.tests_dir, [t for t in twins if t.test != f2p[1]])
-    assert unpinned(task, data_dir, {"by-name": by_name(f2p[1])}) == [
+    assert unpinned(task, data_dir, {"by-name": _forge_by_name(f2p[1])}) == [
         f"by-name forges 1 FAIL_TO_PASS test(s), none with a twin (e.g. {f2p[1]})"]
+    # the validator's forger controls say the same of the task as it now stands: the forger of the
+    # untwinned test rejects it as unpinned (the one of a twinned test is judged on its report)
+    unseen = _validator_controls(task, data_dir, _forge_by_name(f2p[1]), monkeypatch)
+    assert not unseen.ok and unseen.detail.startswith("unpinned: it forges 1 FAIL_TO_PASS test(s)"), unseen
+    pinned = _validator_controls(task, data_dir, _forge_by_name(f2p[0]), monkeypatch)
+    assert not pinned.detail.startswith("unpinned"), pinned
     # and no twinned FAIL_TO_PASS test at all is refused before any run
     swe_twins.dump(task.tests_dir, [t for t in twins if t.test not in f2p])
     assert unpinned(task, data_dir) == [f"none of the {len(f2p)} FAIL_TO_PASS tests has a twin"]
