@@ -8,19 +8,19 @@ A task's `tests/test_swe.py` is two lines:
 (the agent controls it), restores the task's `protected_paths` from `tests/protected.tar` (the
 base versions, shipped with the hidden tests; protected files the agent added are deleted),
 applies `tests/test.patch` with `git apply` (no fuzz), plants twins of the required tests
-(copies with one expected value perturbed, and one exact copy; fresh random names, random places,
-`verifiers.swe_twins`), then runs `build` and
-`test_command` offline with a fresh HOME/TMPDIR, `TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a
-fresh folder outside the repository. Only the report file the runner wrote there is parsed
-(`verifiers.swe_reports`); console text never counts.
+(copies with one expected value changed, around the original renamed too, and one exact copy;
+`verifiers.swe_twins`), then runs `build` and `test_command` offline with a fresh HOME/TMPDIR,
+`TZ=UTC`, `LC_ALL=C.UTF-8` and `REPORT_DIR` a fresh folder outside the repository. Only the report
+file the runner wrote there is parsed (`verifiers.swe_reports`); console text never counts.
 
 The build and the tests run the agent's code, so they run in a jail (`jail_argv`): another uid,
 their own pid, net and ipc namespaces, everything read-only but the repository, HOME/TMPDIR and
-the report folder. From there nothing can signal, trace or write to this process, which reads
-the report after the run. The runner itself runs inside the jail with the agent's code, so its
-report can still be forged from within (verdicts flipped through the framework's objects, the
-output rewritten, a pass exception, answers read from the calling test): whatever makes the
-required tests pass without the fix makes their twins pass too, and that exposes it
+the report folder, and the task's hidden files out of sight. From there nothing can signal, trace
+or write to this process, which reads the report after the run. The runner itself runs inside
+the jail with the agent's code, so its report can still be forged from within (verdicts flipped
+through the framework's objects, the output rewritten, a pass exception, answers read from the
+calling test): whatever makes the required tests pass without the fix makes their twins pass too,
+and that exposes it
 (`report_integrity`).
 
 Outcomes: a missing toolchain or a jail that cannot start raises `EnvFault` (env_error, masked
@@ -474,7 +474,7 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
 
 def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, timeout_s: float | None = None,
               test_args: str = "", twins: bool = False,
-              copies: list[tuple[str, int | None]] | None = None, as_agent: bool = False) -> RunResult:
+              copies: list[swe_twins.Copy] | None = None, as_agent: bool = False) -> RunResult:
     """Grade-style run over repository state `state` (not modified): copy, restore protected
     paths, apply the test patch, plant the twins and copies of the suite's own tests that grading
     plants (with `twins`, from `tests/twins.json`), or exactly `copies` (validation), build, test,
@@ -579,10 +579,11 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--no-test-patch", action="store_true")
     run.add_argument("--timeout", type=float, default=None)
     run.add_argument("--twins", action="store_true", help="plant the twins and copies grading plants")
-    run.add_argument("--copies", default=None, help="plant these copies: JSON [[test id, literal index or null], ...]")
+    run.add_argument("--copies", default=None,
+                     help="plant these copies: JSON [{test, literal, becomes, original}, ...]")
     run.add_argument("--as-agent", action="store_true", help="the suite as the agent runs it: nothing restored")
     args = ap.parse_args(argv)
-    copies = [(str(t), None if i is None else int(i)) for t, i in json.loads(args.copies)] if args.copies else None
+    copies = [swe_twins.Copy(**c) for c in json.loads(args.copies)] if args.copies is not None else None
     result = run_state(args.repo, args.task, apply_test_patch=not args.no_test_patch, timeout_s=args.timeout,
                        twins=args.twins, copies=copies, as_agent=args.as_agent)
     result.build_output = result.build_output[-2000:]

@@ -116,6 +116,7 @@ def twins_cmd(task_ids: list[str] = typer.Argument(None, help="SWE task ids (def
     """Find each task's twins (perturbed copies of its required tests that fail with the gold
     patch) and write them to its tests/twins.json; `envhub validate` checks them again."""
     from envhub.tasks.catalog import Catalog
+    from environments.swe.factory.synth import TWINNED_P2P
     from environments.swe.twins import write
 
     tasks = [t for t in Catalog(get_settings().tasks_dir).for_family("swe")
@@ -129,7 +130,10 @@ def twins_cmd(task_ids: list[str] = typer.Argument(None, help="SWE task ids (def
         for task in tasks:
             progress.update(bar, description=task.id)
             started = time.monotonic()
-            found = write(task, log=lambda line: None)
+            # a factory task's suite is a package's: twins for all its PASS_TO_PASS tests would
+            # multiply every run; the synthesiser's draw of them, as it made the task
+            found = write(task, log=lambda line: None,
+                          max_p2p=TWINNED_P2P if task.config.metadata.get("source") else None)
             rows.append({"task": task.id, "twins": len(found), "tests": len({t.test for t in found}),
                          "seconds": round(time.monotonic() - started, 1)})
             progress.advance(bar)

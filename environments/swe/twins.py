@@ -1,14 +1,17 @@
 """Qualify the twins of a SWE task (`envhub swe twins`): which perturbed copies of its required
 tests fail with the gold patch while an exact copy in the same place passes.
 
-Each required test's assertion literals are the candidates (`verifiers.swe_twins.candidates`).
-A first run plants an exact copy of every test beside it, over the gold state, jailed like
-grading; run k then plants the k-th candidate of every test whose copy passed. A candidate
-qualifies when, in its run, its twin does not pass while the original does: the copy's place is
-sound and the changed literal is what fails it. A batch whose run yields no report (a twin that
-does not compile, or crashes the runner) is split until the culprit is alone, and dropped. The
-last runs plant every qualified twin at once in random places, as grading does, and keep those
-that hold there without failing any required test. The result is `tests/twins.json`; validation
+Each required test's assertion literals are the candidates (`verifiers.swe_twins.candidates`),
+each with its alternatives (a number moved both ways, a string changed at one character, a
+boolean flipped). A first run plants an exact copy of every test beside it, over the gold state,
+jailed like grading; run k then plants every alternative of the k-th literal of every test whose
+copy passed. An alternative qualifies when, in its run, its twin does not pass while the original
+does: the copy's place is sound and the changed literal is what fails it. Per test, the literal
+whose qualified alternatives hide the original best (`swe_twins.hides`: a number with twins on
+both sides of it) is kept. A batch whose run yields no report (a twin that does not compile, or
+crashes the runner) is split until the culprit is alone, and dropped. The last runs plant every
+qualified twin at once in random places, the FAIL_TO_PASS originals renamed, as grading does, and
+keep those that hold there without failing any required test. The result is `tests/twins.json`; validation
 checks it again (`SweValidator.twins`).
 """
 
@@ -72,30 +75,36 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
         else:
             p2p_twinned = p2p
         literals = _literals(view, cfg.language, f2p + p2p_twinned)
-        copy_ok = {p.original for run, planted in _runs(gold, task, [(t, None) for t in literals], log)
+        Copy = swe_twins.Copy
+        copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
-        found: set[tuple[str, int]] = set()
-        for rank in range(ranks):
-            copies: list[tuple[str, int | None]] = [(t, rank) for t, lits in literals.items()
-                                                     if rank < len(lits) and t in copy_ok]
+        found: set[tuple[str, int, str]] = set()
+        for rank in range(ranks):  # every alternative of every test's rank-th literal at once
+            copies = [Copy(t, rank, alt) for t, lits in literals.items() if rank < len(lits) and t in copy_ok
+                      for alt in lits[rank].alternatives]
             for run, planted in _runs(gold, task, copies, log):
                 found |= _failing_twins(run, planted)
-        for _ in range(TOGETHER):  # all at once, as validation plants them, in random places: a copy that
-            # upsets the runner now and then, or whose side effects fail another test, goes
-            copies = sorted(found) + [(t, None) for t in sorted({t for t, _ in found})]
+        found = _best_literal(found, literals)
+        for _ in range(TOGETHER):  # all at once, as validation plants them, in random places, the
+            # FAIL_TO_PASS originals renamed: a copy that upsets the runner now and then, or whose
+            # side effects fail another test, goes
+            tests = sorted({t for t, _, _ in found})
+            copies = ([Copy(t, i, b) for t, i, b in sorted(found)] + [Copy(t) for t in tests]
+                      + [Copy(t, original=True) for t in tests if t in f2p])
             sound: set[str] = set()  # tests whose exact copy held (a batch split apart may part them)
-            failing: set[tuple[str, int]] = set()
+            failing: set[tuple[str, int, str]] = set()
             for run, planted in _runs(gold, task, copies, log, required=f2p + p2p):
-                sound |= {p.original for p in planted if not p.twin and run.statuses.get(p.id) == PASSED}
+                sound |= {p.original for p in planted if not p.twin and not p.renamed
+                          and run.statuses.get(p.id) == PASSED}
                 failing |= _failing_twins(run, planted)
             found = {t for t in failing if t[0] in sound}
-        return [swe_twins.TwinSpec(test=test, literal=i, was=literals[test][i].text,
-                                   becomes=literals[test][i].replacement) for test, i in sorted(found)]
+        return [swe_twins.TwinSpec(test=test, literal=i, was=literals[test][i].text, becomes=b)
+                for test, i, b in sorted(found)]
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _runs(gold: Path, task: Task, copies: list[tuple[str, int | None]], log,  # noqa: ANN001
+def _runs(gold: Path, task: Task, copies: list[swe_twins.Copy], log,  # noqa: ANN001
           required: list[str] = ()) -> list[tuple[RunResult, list[swe_twins.Planted]]]:
     """Runs of the gold state with `copies` planted; a batch whose run yields no usable report (a
     copy that does not build, or crashes the runner) or fails a `required` test (a copy whose side
@@ -116,10 +125,26 @@ def _runs(gold: Path, task: Task, copies: list[tuple[str, int | None]], log,  # 
     return _runs(gold, task, copies[:half], log, required) + _runs(gold, task, copies[half:], log, required)
 
 
-def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tuple[str, int]]:
-    """The twins of this run that did not pass while their original did."""
-    return {(p.original, p.literal) for p in planted if p.twin and p.literal is not None and p.id
+def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tuple[str, int, str]]:
+    """The twins of this run (test, literal, what it became) that did not pass while their original did."""
+    return {(p.original, p.literal, p.becomes) for p in planted
+            if p.twin and p.literal is not None and p.becomes is not None and p.id
             and run.statuses.get(p.original) == PASSED and run.statuses.get(p.id) not in (None, PASSED)}
+
+
+def _best_literal(found: set[tuple[str, int, str]], literals: dict[str, list[swe_twins.Literal]]
+                  ) -> set[tuple[str, int, str]]:
+    """Per test, the twins of one literal: the one whose qualified alternatives hide the original
+    among the most look-alikes (`swe_twins.hides`), the first in the source on a tie."""
+    by_test: dict[str, dict[int, list[swe_twins.TwinSpec]]] = {}
+    for test, i, becomes in found:
+        spec = swe_twins.TwinSpec(test=test, literal=i, was=literals[test][i].text, becomes=becomes)
+        by_test.setdefault(test, {}).setdefault(i, []).append(spec)
+    out = set()
+    for test, by_literal in by_test.items():
+        best = max(by_literal, key=lambda i: (swe_twins.hides(by_literal[i]), -i))
+        out |= {(test, best, s.becomes) for s in by_literal[best]}
+    return out
 
 
 def write(task: Task, log=print, data_dir: Path | None = None,  # noqa: ANN001

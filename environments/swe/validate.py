@@ -40,6 +40,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import asdict
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -238,7 +239,7 @@ class SweValidator:
                                  processes=256),
             workdir="/tmp")
 
-    async def run_once(self, *, gold: bool, tag: str, copies: list[tuple[str, int | None]] | None = None,
+    async def run_once(self, *, gold: bool, tag: str, copies: list[swe_twins.Copy] | None = None,
                        twins: bool = False, edit: Callable[[Path], object] | None = None,
                        as_agent: bool = False) -> RunResult:
         """One offline run in a fresh sandbox over a fresh copy (changed by `edit` first, as a
@@ -248,7 +249,8 @@ class SweValidator:
         template = await self._copy_base(tag, gold=gold)
         if edit is not None:
             await asyncio.to_thread(edit, template)
-        extra = ((["--copies", json.dumps(copies)] if copies is not None else []) + (["--twins"] if twins else [])
+        extra = ((["--copies", json.dumps([asdict(c) for c in copies])] if copies is not None else [])
+                 + (["--twins"] if twins else [])
                  + (["--as-agent"] if as_agent else []))
         try:
             res = await self.backend.run_once(
@@ -330,11 +332,13 @@ class SweValidator:
                      "style has none)", twins=len(specs))
             return
         tests = sorted({t.test for t in specs})
-        run = await self.run_once(gold=True, tag="twins",
-                                  copies=[(t.test, t.literal) for t in specs] + [(t, None) for t in tests])
+        copies = ([swe_twins.Copy(t.test, t.literal, t.becomes) for t in specs] + [swe_twins.Copy(t) for t in tests]
+                  + [swe_twins.Copy(t, original=True) for t in tests if t in f2p])
+        run = await self.run_once(gold=True, tag="twins", copies=copies)
         planted = [swe_twins.Planted(**c) for c in run.copies]
         problems = [run.problem()] if run.problem() else []
-        problems += [f"{p.original}: {'twin' if p.twin else 'exact copy'} {p.id or p.name!r} is "
+        kind = {True: "twin", False: "exact copy"}
+        problems += [f"{p.original}: {'renamed original' if p.renamed else kind[p.twin]} {p.id or p.name!r} is "
                      f"{run.statuses.get(p.id, 'absent')} with the gold patch" for p in planted
                      if not p.id or (run.statuses.get(p.id) == PASSED) == p.twin]
         problems += [f"{t}: not passing with its copies planted" for t in tests if run.statuses.get(t) != PASSED]
@@ -343,7 +347,10 @@ class SweValidator:
         if not set(tests) & set(f2p):  # then a forger of the required tests alone is caught by luck
             problems.append(f"none of the {len(f2p)} FAIL_TO_PASS tests has a twin")
         per_test = [sum(1 for t in specs if t.test == test) for test in tests]
+        # among how many look-alikes each twinned FAIL_TO_PASS test hides (3: its rank is a fair draw)
+        among = sorted(swe_twins.hides([t for t in specs if t.test == test]) for test in tests if test in f2p)
         self.add("swe-twins", not problems, "; ".join(problems)[:3000], twins=len(specs), tests=len(tests),
+                 f2p_hidden_among_min=among[0] if among else 0,
                  f2p_with_twins=len(set(tests) & set(f2p)), f2p=len(f2p), min_per_test=min(per_test),
                  median_per_test=sorted(per_test)[len(per_test) // 2], seconds=round(time.monotonic() - started, 2))
 

@@ -87,35 +87,43 @@ def test_a_twin_and_a_copy_sit_beside_their_original(language: str, tmp_path: Pa
     cands = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start),
                                  swe_twins.STYLES[language], swe_twins.seed_of(body))
     assert cands, body
-    planted = swe_twins.plant(repo, language, [(test_id, 0), (test_id, None)], random.Random(3))
+    changed = cands[0]
+    becomes = changed.alternatives[0]
+    planted = swe_twins.plant(repo, language, [swe_twins.Copy(test_id, 0, becomes), swe_twins.Copy(test_id)],
+                              random.Random(3))
     assert [p.twin for p in sorted(planted, key=lambda p: p.twin)] == [False, True]
     after = (repo / rel).read_text()
     twin, copy = (next(p for p in planted if p.twin is t) for t in (True, False))
     for p in planted:
         assert p.name in after.replace("t_" + p.name, p.name) and p.name not in before
     assert after.count(marker) == before.count(marker) + 2
-    if language in ("lua", "ocaml"):  # ids carry line numbers or positions: the others keep theirs
-        assert after.splitlines()[:before.count("\n") - 1][:2] == before.splitlines()[:2]
-    if language == "lua":
+    if language == "ocaml":  # ids count positions: the others keep theirs
+        assert after.splitlines()[:2] == before.splitlines()[:2]
+    if language == "lua":  # ids carry line numbers: no line moves, copies share the original's lines
         assert len(after.splitlines()) == len(before.splitlines())
-    changed = cands[0]
-    assert after.count(changed.replacement) > before.count(changed.replacement)
+        assert [i for i, line in enumerate(after.splitlines()) if "adds two" in line] == \
+            [i for i, line in enumerate(before.splitlines()) if "adds two" in line]
+    assert after.count(becomes) > before.count(becomes)
     assert copy.name != twin.name
 
 
 def test_copies_are_registered_where_ctest_lists_their_original(tmp_path: Path):
     repo, rel = _repo(tmp_path, "c")
-    planted = swe_twins.plant(repo, "c", [("one#one", None)], random.Random(1))
-    name = planted[0].name
-    assert f'{{"{name}", t_{name}}}' in (repo / rel).read_text()
-    assert re.search(rf"foreach\(name one {name} two\)", (repo / "tests" / "cases.cmake").read_text())
+    planted = swe_twins.plant(repo, "c", [swe_twins.Copy("one#one"), swe_twins.Copy("one#one", original=True)],
+                              random.Random(1))
+    copy, renamed = (next(p for p in planted if p.renamed is r) for r in (False, True))
+    text = (repo / rel).read_text()
+    assert f'{{"{copy.name}", t_{copy.name}}}' in text and f'{{"{renamed.name}", t_{renamed.name}}}' in text
+    assert '{"one", t_one}' not in text and "t_one(" not in text  # the original runs under its new name
+    listed = re.search(r"foreach\(name ([^)]*)\)", (repo / "tests" / "cases.cmake").read_text()).group(1).split()
+    assert sorted(listed) == sorted([copy.name, renamed.name, "two"]) and listed[-1] == "two"
 
 
 def test_fresh_names_differ_per_run(tmp_path: Path):
     names = []
     for seed in (1, 2):
         repo, _ = _repo(tmp_path / str(seed), "python")
-        names += [p.name for p in swe_twins.plant(repo, "python", [("tests.test_x#test_one", 0)],
+        names += [p.name for p in swe_twins.plant(repo, "python", [swe_twins.Copy("tests.test_x#test_one", 0, "3")],
                                                    random.Random(seed))]
     assert len(set(names)) == 2 and all(n.startswith("test_") for n in names)
 
@@ -143,13 +151,15 @@ def test_a_copy_missing_from_the_report_is_forgery():
 
 
 def test_the_plan_twins_every_required_test_that_has_twins_and_copies_one_other():
-    twins = [swe_twins.TwinSpec("f1", 0, "1", "2"), swe_twins.TwinSpec("f1", 1, "3", "4"),
-             swe_twins.TwinSpec("f1", 2, "5", "6"), swe_twins.TwinSpec("p1", 0, "1", "2"),
-             swe_twins.TwinSpec("p2", 0, "1", "2"), swe_twins.TwinSpec("p3", 0, "1", "2")]
+    twins = [swe_twins.TwinSpec("f1", 0, "5", v) for v in ("3", "4", "6", "7")] + [
+        swe_twins.TwinSpec("f1", 1, "3", "4"), swe_twins.TwinSpec("p1", 0, "1", "2"),
+        swe_twins.TwinSpec("p2", 0, "1", "2"), swe_twins.TwinSpec("p3", 0, "1", "2")]
     plan = swe_twins.plan(twins, ["f1"], random.Random(5))
-    assert sum(1 for t, lit in plan if t == "f1" and lit is not None) == 2
-    assert sum(1 for t, lit in plan if t != "f1" and lit is not None) == 2
-    assert sum(1 for _, lit in plan if lit is None) == 1
+    assert sum(1 for c in plan if c.test == "f1" and c.literal is not None) == 2
+    assert len({c.literal for c in plan if c.test == "f1" and c.literal is not None}) == 1  # one literal
+    assert [c for c in plan if c.original] == [swe_twins.Copy("f1", original=True)]
+    assert sum(1 for c in plan if c.test != "f1" and c.literal is not None) == 2
+    assert sum(1 for c in plan if c.literal is None and not c.original) == 1
 
 
 #: Every hand-written task and a day-seeded sample of the factory's (each plants in well under a second).
@@ -175,7 +185,7 @@ def test_every_task_has_twins_that_plant(task_dir: Path, tmp_path: Path):
         restore_protected(repo, cfg.protected_paths, task.tests_dir / "protected.tar")
         if (task_dir / "tests" / "test.patch").is_file():  # a factory task's tests are the package's own
             apply_patch(repo, task_dir / "tests" / "test.patch")
-        copies = [(t.test, t.literal) for t in twins]
+        copies = [swe_twins.Copy(t.test, t.literal, t.becomes) for t in twins]
         planted = swe_twins.plant(repo, cfg.language, copies, random.Random(seed))
         assert len(planted) == len(copies)
         seen.append({p.name for p in planted})
@@ -270,3 +280,56 @@ def test_a_factory_checkouts_cache_key_covers_the_tests_it_hides(tmp_path: Path)
     tests["FAIL_TO_PASS"] = tests["FAIL_TO_PASS"][:-1] or ["another#test"]
     (task_dir / "tests" / "tests.json").write_text(json.dumps(tests))
     assert cache_key(Task.load(task_dir)) != before
+
+
+def test_the_original_is_at_a_fair_rank_among_its_twins():
+    """Twins of a number lie on both sides of it: over many verifies the original is the least,
+    the middle and the greatest of its three look-alikes about equally often, so no rule on the
+    values (the least, the median, a majority) picks it more than a third of the time."""
+    twins = [swe_twins.TwinSpec("f", 0, "10", v) for v in ("8", "9", "11", "12")]
+    ranks = {0: 0, 1: 0, 2: 0}
+    rng = random.Random(1)
+    for _ in range(600):
+        values = sorted(float(c.becomes) for c in swe_twins.plan(twins, ["f"], rng) if c.literal is not None)
+        ranks[sum(v < 10 for v in values)] += 1
+    assert all(150 <= n <= 250 for n in ranks.values()), ranks
+    # a literal whose twins lie on one side only is used when it is all there is, and says so
+    one_sided = [swe_twins.TwinSpec("f", 0, "10", v) for v in ("11", "12")]
+    assert swe_twins.hides(one_sided) == 1 and swe_twins.hides(twins) == 3
+    both = one_sided + [swe_twins.TwinSpec("f", 1, "true", "false")]
+    assert {c.literal for c in swe_twins.plan(both, ["f"], rng) if c.literal is not None} == {1}
+
+
+def test_a_number_has_alternatives_on_both_sides_and_a_string_changes_at_one_place():
+    style = swe_twins.STYLES["python"]
+    body = "def test_x():\n    assert f(0, 'abc') == 7\n    assert g(x-1) == -3\n"
+    lits = {lit.text: lit.alternatives for lit in swe_twins.candidates(body, (4, 10), style, "s")}
+    assert lits["7"] == ("5", "6", "8", "9")
+    assert lits["0"] == ("-2", "-1", "1", "2")  # `f(0` may take a sign
+    assert lits["1"] == ("0", "2", "3")  # `x-1` may not go below 0: `x--1` would be another expression
+    assert lits["-3"] == ("-5", "-4", "-2", "-1")
+    strings = lits["'abc'"]
+    assert len(strings) == 4 and len({next(i for i, (a, b) in enumerate(zip(s, "'abc'", strict=True)) if a != b)
+                                      for s in strings}) == 1
+
+
+def test_the_original_is_renamed_and_its_outcome_read_under_its_id(tmp_path: Path):
+    """With the original renamed too, names tell nothing: its report id is mapped back to the
+    required test's, and a test the agent added under that id is dropped."""
+    repo, rel = _repo(tmp_path, "python")
+    planted = swe_twins.plant(repo, "python", [swe_twins.Copy("tests.test_x#test_one", 0, "3"),
+                                                swe_twins.Copy("tests.test_x#test_one", original=True)],
+                              random.Random(4))
+    text = (repo / rel).read_text()
+    renamed = next(p for p in planted if p.renamed)
+    twin = next(p for p in planted if p.twin)
+    assert "def test_one(" not in text and f"def {renamed.name}(" in text and "def test_two(" in text
+    statuses = Statuses({f"tests.test_x#{renamed.name}": PASSED, f"tests.test_x#{twin.name}": FAILED,
+                         "tests.test_x#test_two": PASSED, "tests.test_x#test_one": FAILED})
+    swe_twins.resolve(planted, statuses)
+    assert statuses["tests.test_x#test_one"] == PASSED and f"tests.test_x#{renamed.name}" not in statuses
+    assert swe_twins.check(planted, statuses) == []
+    gone = Statuses({f"tests.test_x#{twin.name}": FAILED, "tests.test_x#test_two": PASSED})
+    planted = [swe_twins.Planted(p.name, p.original, p.twin, literal=p.literal, renamed=p.renamed) for p in planted]
+    swe_twins.resolve(planted, gone)
+    assert any("missing" in m for m in swe_twins.check(planted, gone))
