@@ -278,18 +278,31 @@ def blocks(text: str, rel: str, style: Style) -> list[Block]:
 
 def find(repo: Path, language: str, test_id: str) -> tuple[Block, str] | None:
     """The source of the test `test_id` in `repo` (and its file's text): the longest name that
-    matches the id, in one of the language's test files."""
+    matches the id, in one of the language's test files; of tests of one name in several files
+    (JUnit classes, pytest modules), the one in the file the id names (`_place`)."""
     style = STYLES.get(language)
     if style is None:
         return None
     best: tuple[Block, str] | None = None
+    best_key = (-1, -1)
     for path in _test_files(repo, style):
+        rel = path.relative_to(repo).as_posix()
+        place = _place(test_id, rel)
         text = path.read_text(encoding="utf-8", errors="replace")
-        for b in blocks(text, path.relative_to(repo).as_posix(), style):
-            longer = best is None or len(b.name) > len(best[0].name)
-            if longer and _matches(test_id, b.name.removeprefix(style.hidden)):
-                best = (b, text)
+        for b in blocks(text, rel, style):
+            if (len(b.name), place) > best_key and _matches(test_id, b.name.removeprefix(style.hidden)):
+                best, best_key = (b, text), (len(b.name), place)
     return best
+
+
+def _place(test_id: str, rel: str) -> int:
+    """How many of a test file's path parts (its folders, its name without extensions) the report
+    id names as words: `org.json.simple.JsonObjectTest#testX` names src/test/java/org/json/simple/
+    JsonObjectTest.java, not JsonArrayTest.java."""
+    words = set(re.split(r"[^\w-]+", test_id))
+    parts = rel.split("/")
+    parts[-1] = parts[-1].split(".", 1)[0]
+    return sum(part in words for part in parts)
 
 
 def _test_files(repo: Path, style: Style) -> list[Path]:
@@ -675,6 +688,7 @@ class Planted:
     literal: int | None = None  #: the twin's literal (index in `candidates`)
     becomes: str | None = None  #: ... and what it became
     renamed: bool = False  #: the original itself: its outcome is the original's (`resolve`)
+    was: str = ""  #: ... and the name it had
 
 
 def load(task_tests: Path) -> list[TwinSpec]:
@@ -810,7 +824,8 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
             name = _new_name(style, block.name, taken, rng)
             taken += "\n" + name
             if c.original:
-                renamed = Planted(name=name, original=test, twin=False, renamed=True)
+                renamed = Planted(name=name, original=test, twin=False, renamed=True,
+                                  was=block.name.removeprefix(style.hidden))
                 continue
             change = None
             if c.literal is not None:
@@ -863,18 +878,22 @@ def _register(repo: Path, style: Style, original: str, names: list[str]) -> None
 def resolve(planted: list[Planted], statuses: Statuses) -> None:
     """Each planted test's report id: the one id that carries its fresh name. A renamed
     original's outcome is then reported under the original's id (what grading reads), and any
-    other test of that id (one the agent added) is dropped."""
+    other test of that id (one the agent added) is dropped. A renamed definition that several
+    tests share (a mixin's method, reported once per class that inherits it) renamed them all:
+    each of their ids goes back to the name it had."""
     for p in planted:
         forms = "|".join(re.escape(f) for f in {p.name, p.name.replace(" ", "_")})
         name = re.compile(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9_])")
         hits = [i for i in statuses if name.search(i)]
+        if p.renamed and p.was:
+            for hit in hits:
+                back = name.sub(lambda m, p=p: p.was if m.group(0) == p.name else p.was.replace(" ", "_"), hit)
+                statuses[back] = statuses.pop(hit)
+                if back in statuses.duplicates:
+                    statuses.duplicates.remove(back)
+            p.id = p.original if hits and p.original in statuses else ""
+            continue
         p.id = hits[0] if len(hits) == 1 else ""
-    for p in planted:
-        if p.renamed and p.id:
-            statuses[p.original] = statuses.pop(p.id)
-            if p.original in statuses.duplicates:
-                statuses.duplicates.remove(p.original)
-            p.id = p.original
 
 
 #: Languages whose runner lists a test once per assertion (testthat's JUnit reporter), so a

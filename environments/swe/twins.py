@@ -92,12 +92,15 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             copies = ([Copy(t, i, b) for t, i, b in sorted(found)] + [Copy(t) for t in tests]
                       + [Copy(t, original=True) for t in tests if t in f2p])
             sound: set[str] = set()  # tests whose exact copy held (a batch split apart may part them)
+            renamed: set[str] = set()  # FAIL_TO_PASS tests renamed in a run that kept every required test
             failing: set[tuple[str, int, str]] = set()
             for run, planted in _runs(gold, task, copies, log, required=f2p + p2p):
                 sound |= {p.original for p in planted if not p.twin and not p.renamed
                           and run.statuses.get(p.id) == PASSED}
+                renamed |= {p.original for p in planted if p.renamed and run.statuses.get(p.id) == PASSED}
                 failing |= _failing_twins(run, planted)
-            found = {t for t in failing if t[0] in sound}
+            # grading renames every twinned FAIL_TO_PASS test: one whose rename upsets the run keeps no twin
+            found = {t for t in failing if t[0] in sound and (t[0] not in f2p or t[0] in renamed)}
         return [swe_twins.TwinSpec(test=test, literal=i, was=literals[test][i].text, becomes=b)
                 for test, i, b in sorted(found)]
     finally:

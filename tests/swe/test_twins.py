@@ -330,6 +330,36 @@ def test_the_original_is_renamed_and_its_outcome_read_under_its_id(tmp_path: Pat
     assert statuses["tests.test_x#test_one"] == PASSED and f"tests.test_x#{renamed.name}" not in statuses
     assert swe_twins.check(planted, statuses) == []
     gone = Statuses({f"tests.test_x#{twin.name}": FAILED, "tests.test_x#test_two": PASSED})
-    planted = [swe_twins.Planted(p.name, p.original, p.twin, literal=p.literal, renamed=p.renamed) for p in planted]
+    planted = [swe_twins.Planted(p.name, p.original, p.twin, literal=p.literal, renamed=p.renamed,
+                                   was=p.was) for p in planted]
     swe_twins.resolve(planted, gone)
     assert any("missing" in m for m in swe_twins.check(planted, gone))
+
+
+def test_of_two_tests_of_one_name_the_one_in_the_file_the_id_names_is_copied(tmp_path: Path):
+    """JUnit classes and pytest modules may each define a test of the same name: the copies and the
+    renamed original must be those of the test the id names, or renaming the other file's test
+    drops it from the report (an honest fix then reads as forged)."""
+    for module, expected in (("test_a", 1), ("test_b", 2)):
+        (tmp_path / "tests").mkdir(exist_ok=True)
+        (tmp_path / "tests" / f"{module}.py").write_text(f"def test_same():\n    assert f() == {expected}\n")
+    for module, expected in (("test_a", 1), ("test_b", 2)):
+        block, text = swe_twins.find(tmp_path, "python", f"tests.{module}#test_same")
+        assert block.file == f"tests/{module}.py" and f"== {expected}" in text[block.start:block.end]
+
+
+def test_a_renamed_definition_that_several_tests_share_is_read_back_for_each(tmp_path: Path):
+    """A mixin's test method is reported once per class that inherits it: renaming it renames them
+    all, and each id goes back to the one it had (one missing would read as a forged report)."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_m.py").write_text(
+        "class Mixin:\n    def test_shared(self):\n        assert self.f() == 3\n\n\n"
+        "class TestA(Mixin):\n    pass\n\n\nclass TestB(Mixin):\n    pass\n")
+    planted = swe_twins.plant(tmp_path, "python", [swe_twins.Copy("tests.test_m.TestA#test_shared", original=True)],
+                              random.Random(2))
+    renamed = next(p for p in planted if p.renamed)
+    assert renamed.was == "test_shared" and f"def {renamed.name}(" in (tmp_path / "tests" / "test_m.py").read_text()
+    statuses = Statuses({f"tests.test_m.TestA#{renamed.name}": PASSED, f"tests.test_m.TestB#{renamed.name}": FAILED})
+    swe_twins.resolve(planted, statuses)
+    assert dict(statuses) == {"tests.test_m.TestA#test_shared": PASSED, "tests.test_m.TestB#test_shared": FAILED}
+    assert renamed.id == "tests.test_m.TestA#test_shared" and swe_twins.check(planted, statuses) == []
