@@ -15,7 +15,6 @@ its record is a line of the set's records file.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from dataclasses import dataclass
 from functools import cached_property
