@@ -153,8 +153,10 @@ class Family(ABC):
         return Path(inspect.getfile(cls)).resolve().parent
 
     @classmethod
-    def judge_files(cls) -> list[Path]:
-        """The paths named by `judged_by` (the whole package folder when it is empty)."""
+    def judge_files(cls, task: Task | None = None) -> list[Path]:
+        """The paths named by `judged_by` (the whole package folder when it is empty). A family
+        whose judging code splits by task (swe: a forger per language) narrows it to what judges
+        `task`; None: all of it."""
         root = cls.package_dir()
         return [root / rel for rel in cls.judged_by] if cls.judged_by else [root]
 

@@ -75,7 +75,7 @@ def judge_parts(task: Task) -> list[Path]:
     """The code that judges `task`: the runner, the family's judging files (`Family.judge_files`),
     and the `verifiers` modules that its tests and those family files import, with what those
     import in turn (not the whole library, so one family's helper changes leave others fresh)."""
-    family_files = family_class(task.family).judge_files()
+    family_files = family_class(task.family).judge_files(task)
     direct = {"__init__", *_family_imports(task.family)}
     for test in task.tests_dir.rglob("*.py"):
         direct |= verifier_imports(test.read_text(errors="replace"))

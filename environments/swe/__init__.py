@@ -47,8 +47,15 @@ class SweFamily(Family):
     # and mutator (here), the repeated
     # fail-before/pass-after runs and negative controls. The tools (env.py), the toolchain
     # installer and the importers serve the agent or the author, not the verdict.
-    judged_by = ("__init__.py", "repo.py", "source.py", "validate.py", "controls.py", "forgers.py", "settings.py")
+    # The in-process forgers judge only their own language's tasks (`forgers.judge_files`).
+    judged_by = ("__init__.py", "repo.py", "source.py", "validate.py", "controls.py", "settings.py")
     settings_class = SweSettings
+
+    @classmethod
+    def judge_files(cls, task: Task | None = None) -> list[Path]:
+        from environments.swe import forgers
+
+        return [*super().judge_files(task), *forgers.judge_files(None if task is None else task.metadata.get("language"))]
 
     def make(self, ctx: EnvContext) -> SweEnvironment:
         return SweEnvironment(ctx)

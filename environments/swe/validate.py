@@ -22,7 +22,7 @@
    lacks passed), must be called forged by the grading rules.
 5. Graded controls through the production verifier (`VerifierRunner`): the empty patch, deleted
    tests, fake output and reports, a planted framework hook, a report forged by the code under
-   test and the in-process forgers of `forgers.py` must be unresolved (the forging ones by the
+   test and the in-process forgers of `forgers/` must be unresolved (the forging ones by the
    `report_integrity` check: the twins; a forger that makes no FAIL_TO_PASS test pass, in a run
    without twins, forged nothing to catch, and one that forges only untwinned FAIL_TO_PASS tests
    rejects the task: only luck would catch it); the gold patch must be resolved (twins included).

@@ -19,14 +19,14 @@ import pytest
 
 from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
-from environments.swe.forgers import FORGERS, Forger, caller_aware, flip_verdicts, rewrite_output
+from environments.swe.forgers import FORGERS, MODULES, Forger, caller_aware, flip_verdicts, forges, rewrite_output
 from environments.swe.repo import clone_base
 from tests.swe.conftest import require_toolchain
 from verifiers import swe_twins
 from verifiers.swe import PASSED, SweConfig, is_protected, load_tests_json, run_state
 
-#: (forger, task): every forger in every language it covers, one task each.
-CASES = [
+#: (forger, task) picked by hand: a second task where one forger works differently.
+CHOSEN = [
     ("flip-verdicts", "swe/python/interval-merge"),
     ("rewrite-output", "swe/python/config-layers"),
     ("caller-aware", "swe/python/interval-merge"),
@@ -37,6 +37,17 @@ CASES = [
     ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
 ]
+
+
+def _first_task(language: str) -> str:
+    return min(p.parent for p in (REPO_ROOT / "tasks" / "swe" / language).rglob("task.yaml")).relative_to(
+        REPO_ROOT / "tasks").as_posix()
+
+
+#: Every forger in every language it covers, on at least one task (the first of the language
+#: where none was picked): a language's new forger is tested without being listed here.
+CASES = CHOSEN + [(kind, _first_task(language)) for language in sorted(MODULES) for kind in sorted(forges(language))
+                  if not any(k == kind and t.startswith(f"swe/{language}/") for k, t in CHOSEN)]
 
 
 @pytest.fixture
@@ -149,19 +160,10 @@ def test_a_forger_may_reach_no_required_test_of_a_real_suite(tmp_path: Path):
 #: a failing test's look-alikes (same source but for one token), it flips only the one it takes for
 #: the original: the one whose name is not made of the namer's words, else the least value (a twin
 #: that only ever moves a number up), else the first in the file.
-PY_SIBLINGS = '''
-
-def _lib_register():
-    import functools
+SPARE_TWINS = '''
     import inspect
-    import os
     import re
-    import sys
-    import types
 
-    state = sys.modules.setdefault("_lib_sibling_state", types.ModuleType("_lib_sibling_state"))
-    if not hasattr(state, "touched"):
-        state.touched, state.installed = set(), False
     words = set(%(words)r)
 
     def tokens(fn):
@@ -180,7 +182,7 @@ def _lib_register():
         except ValueError:
             return None
 
-    def is_original(item):
+    def flips(item):  # the one it takes for the original
         fn = getattr(item.obj, "__func__", item.obj)
         mine = tokens(fn)
         holder = item.cls or item.module
@@ -201,37 +203,7 @@ def _lib_register():
         values = [number(tokens(f)[at]) for f in group]
         if None not in values:
             return values[0] == min(values)
-        return fn is min(group, key=lambda f: f.__code__.co_firstlineno)
-
-    def install():
-        reports = sys.modules.get("_pytest.reports")
-        if state.installed or reports is None:
-            return
-        state.installed = True
-        made = reports.TestReport.from_item_and_call.__func__
-
-        def from_item_and_call(cls, item, call):
-            report = made(cls, item, call)
-            if report.failed and item.nodeid in state.touched and is_original(item):
-                report.outcome, report.longrepr = "passed", None
-            return report
-        reports.TestReport.from_item_and_call = classmethod(from_item_and_call)
-
-    def wrap(fn):
-        @functools.wraps(fn)
-        def called(*args, **kwargs):
-            install()
-            current = os.environ.get("PYTEST_CURRENT_TEST")
-            if current:
-                state.touched.add(current.rsplit(" (", 1)[0])
-            return fn(*args, **kwargs)
-        called._lib_wrapped = True
-        return called
-%(wrap_members)s
-
-_lib_register()
-del _lib_register
-'''
+        return fn is min(group, key=lambda f: f.__code__.co_firstlineno)'''
 
 
 @pytest.mark.slow
@@ -241,8 +213,8 @@ def test_a_forger_that_compares_look_alikes_guesses_a_third_of_the_time(tmp_path
     forged, no twin, a report that stands. With the original renamed among its twins and its rank
     among their values drawn at random, the same forger picks right a third of the time per test;
     a wrong pick leaves the original failing (no reward) or its twin passed beside it (forged)."""
-    from environments.swe.controls import _sources
-    from environments.swe.forgers import PY_WRAP_MEMBERS, _append
+    from environments.swe.forgers.edit import append, sources
+    from environments.swe.forgers.python import py_flip
 
     task = Task.load(REPO_ROOT / "tasks" / "swe" / "python" / "interval-merge")
     cfg = SweConfig.from_task_dir(task.path)
@@ -250,8 +222,7 @@ def test_a_forger_that_compares_look_alikes_guesses_a_third_of_the_time(tmp_path
     f2p, p2p = load_tests_json(task.path)
     repo = tmp_path / "repo"
     clone_base(task, repo)
-    assert _append(_sources(repo, cfg, (".py",)), PY_SIBLINGS % {"words": sorted(swe_twins._WORDS),
-                                                                  "wrap_members": PY_WRAP_MEMBERS})
+    assert append(sources(repo, cfg, (".py",)), py_flip(SPARE_TWINS % {"words": sorted(swe_twins._WORDS)}))
     specs = swe_twins.load(task.tests_dir)
     twinned = sorted({s.test for s in specs} & set(f2p))
     assert len(twinned) >= 2
