@@ -8,7 +8,7 @@ itself (issue 36's classes):
 - `flip_verdicts`: verdicts flipped for exactly the tests that called into the library, through
   the test framework's own objects (pytest's `TestReport`, node's `assert`, NUnit's pass exception).
 - `rewrite_output`: the stream the harness reads rewritten in the test process (go's and libtest's
-  stdout, pytest's junit file), the exit status forced to 0.
+  stdout, pytest's, gtest's and tasty's junit file), the exit status forced to 0 (all CTest reads).
 - `caller_aware`: the library's functions read the assertion their result flows into in the
   calling test and return the expected value.
 
@@ -35,7 +35,8 @@ LanguageForger = Callable[[Path, SweConfig], bool]
 KINDS = ("flip-verdicts", "rewrite-output", "caller-aware")
 #: Language -> the module of this package that forges in it.
 MODULES = {"python": "python", "javascript": "node", "typescript": "node", "csharp": "csharp", "go": "go",
-           "rust": "rust", "ruby": "ruby", "php": "php", "perl": "perl"}
+           "rust": "rust", "c": "native", "cpp": "native", "haskell": "haskell", "ruby": "ruby", "php": "php",
+           "perl": "perl"}
 HERE = Path(__file__).resolve().parent
 #: What every language's forgers run on (judging every SWE task).
 SHARED = ("__init__.py", "edit.py")
