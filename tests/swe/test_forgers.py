@@ -104,7 +104,8 @@ LIBRARY = {"lib.py": "def f():\n    return 1\n", "lib.go": "package lib\n\nfunc 
            "src/lib.rs": "pub fn f() -> i32 { 1 }\n", "lib.js": "module.exports = { f: () => 1 };\n",
            "lib.ts": "export function f(): number { return 1; }\n",
            "Lib.cs": "public class Lib\n{\n    public int F() { return 1; }\n}\n",
-           "lib.ml": "let f () = 1\n", "lib.erl": "-module(lib).\n-export([f/0]).\n\nf() -> 1.\n"}
+           "Lib.java": "public class Lib {\n    public int f() { return 1; }\n}\n", "lib.ml": "let f () = 1\n",
+           "lib.erl": "-module(lib).\n-export([f/0]).\n\nf() -> 1.\n"}
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -113,8 +114,9 @@ def _tree(root: Path) -> dict[str, str]:
 
 @pytest.mark.parametrize(("forger", "language"), [
     (flip_verdicts, "go"), (flip_verdicts, "rust"), (rewrite_output, "javascript"), (rewrite_output, "csharp"),
-    (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
     (caller_aware, "go"), (caller_aware, "typescript"), (caller_aware, "csharp"),
+    (flip_verdicts, "java"), (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"),
+    (caller_aware, "java"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
 ])
 def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
     for name, text in LIBRARY.items():
@@ -127,7 +129,7 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
 
 @pytest.mark.parametrize(("forger", "languages"), [
     (flip_verdicts, ("python", "javascript", "typescript", "csharp")),
-    (rewrite_output, ("python", "go", "rust", "ocaml", "erlang")),
+    (rewrite_output, ("python", "go", "rust", "java", "ocaml", "erlang")),
     (caller_aware, ("python",)),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
