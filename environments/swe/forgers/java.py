@@ -83,9 +83,10 @@ JAVA_HOOK = """
         }
     }
 """
-#: A top-level class or record (no indentation) up to the brace that opens its body; an enum's
+#: A top-level class or record (no indentation, annotations allowed) up to the brace that opens its body; an enum's
 #: body must open with its constants and an interface has no initializer, so neither is edited.
-_JAVA_TYPE = re.compile(r"^(?:(?:public|protected|private|abstract|final|static|strictfp|sealed|non-sealed)\s+)*"
+_JAVA_TYPE = re.compile(r"^(?:@[\w.]+(?:\([^()]*\))?\s+)*"
+                        r"(?:(?:public|protected|private|abstract|final|static|strictfp|sealed|non-sealed)\s+)*"
                         r"(?:class|record)\s+\w+[^{;]*\{", re.M)
 
 
