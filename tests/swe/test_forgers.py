@@ -107,7 +107,9 @@ LIBRARY = {"lib.py": "def f():\n    return 1\n", "lib.go": "package lib\n\nfunc 
            "lib/lib.rb": "module Lib\n  def self.f\n    1\n  end\nend\n",
            "src/Lib.php": "<?php\n\nfunction f(): int { return 1; }\n", "lib/Lib.pm": "package Lib;\nsub f { 1 }\n1;\n",
            "lib.c": "int f(void) { return 1; }\n", "lib.cpp": "int f() { return 1; }\n",
-           "src/Lib.hs": "module Lib (f) where\n\nf :: Int\nf = 1\n"}
+           "src/Lib.hs": "module Lib (f) where\n\nf :: Int\nf = 1\n",
+           "Lib.java": "public class Lib {\n    public int f() { return 1; }\n}\n", "lib.ml": "let f () = 1\n",
+           "lib.erl": "-module(lib).\n-export([f/0]).\n\nf() -> 1.\n"}
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -119,6 +121,8 @@ def _tree(root: Path) -> dict[str, str]:
     (caller_aware, "go"), (caller_aware, "typescript"), (caller_aware, "csharp"),
     (rewrite_output, "ruby"), (flip_verdicts, "php"), (rewrite_output, "perl"), (caller_aware, "ruby"),
     (flip_verdicts, "c"), (caller_aware, "cpp"), (flip_verdicts, "haskell"),
+    (flip_verdicts, "java"), (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"),
+    (caller_aware, "java"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
 ])
 def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
     for name, text in LIBRARY.items():
@@ -131,7 +135,8 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
 
 @pytest.mark.parametrize(("forger", "languages"), [
     (flip_verdicts, ("python", "javascript", "typescript", "csharp", "ruby", "perl")),
-    (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell")), (caller_aware, ("python",)),
+    (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang")),
+    (caller_aware, ("python",)),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
     for language in languages:
