@@ -246,10 +246,12 @@ def _block_end(text: str, start: int, indent: int, style: Style) -> int | None:
 
 
 def _matches(test_id: str, name: str) -> bool:
-    """Whether report id `test_id` names a test called `name` (its last part, in any casing the
-    report formats use)."""
+    """Whether report id `test_id` names a test called `name` (its last part, pytest's
+    `[parameters]` aside, in any casing the report formats use). Not by the part before a `#`: a
+    pytest module's test named like the module (`test_i18n` in test_i18n.py) is not
+    `test_i18n#test_x[60]`."""
     for form in {name, name.replace(" ", "_"), re.sub(r"[^\w]+", "_", name).strip("_")}:
-        for candidate in (test_id, test_id.removesuffix("()"), test_id.partition("#")[0]):
+        for candidate in (test_id, test_id.removesuffix("()"), re.sub(r"\[[^\[\]]*\]$", "", test_id)):
             if form and candidate.endswith(form):
                 before = candidate[: len(candidate) - len(form)]
                 if not before or before[-1] in "#/.: >_":
@@ -269,11 +271,41 @@ def blocks(text: str, rel: str, style: Style) -> list[Block]:
         if style.attrs:  # decorators and attributes above the header belong to the test
             while start > 0:
                 prev = text.rfind("\n", 0, start - 1) + 1
-                if not re.match(style.attrs, text[prev:start]):
+                if re.match(style.attrs, text[prev:start]):
+                    start = prev
+                elif (text[prev:start].rstrip().endswith((")", "]", "}"))
+                      and (spanning := _attr_spanning(text, start, style)) is not None):
+                    start = spanning
+                else:
                     break
-                start = prev
         out.append(Block(rel, start, end, m.start("name"), m.end("name"), m.group("name")))
     return out
+
+
+def _attr_spanning(text: str, start: int, style: Style) -> int | None:
+    """Where an attribute whose brackets span lines and close on the line above `start` begins
+    (pytest's `@pytest.mark.parametrize(` over several lines): a copy placed between it and its
+    test would take the parameters from the original."""
+    above = [m.start() for m in re.finditer(r"^" + style.attrs, text[:start], re.M)]
+    if not above:
+        return None
+    i, depth = above[-1], 0
+    while i < start:
+        j = _skip_string(text, i, style)
+        if j != i:
+            i = j
+            continue
+        c = text[i]
+        if c == "\n" and depth == 0:
+            return None  # a line of its own, already taken, or no attribute of this test
+        if c in "([{":
+            depth += 1
+        elif c in ")]}":
+            depth -= 1
+            if depth == 0:
+                return above[-1] if _line_end(text, i) == start else None
+        i += 1
+    return None
 
 
 def find(repo: Path, language: str, test_id: str) -> tuple[Block, str] | None:
@@ -688,7 +720,7 @@ class Planted:
     literal: int | None = None  #: the twin's literal (index in `candidates`)
     becomes: str | None = None  #: ... and what it became
     renamed: bool = False  #: the original itself: its outcome is the original's (`resolve`)
-    was: str = ""  #: ... and the name it had
+    was: str = ""  #: the name of the test it copies (or, renamed, had)
 
 
 def load(task_tests: Path) -> list[TwinSpec]:
@@ -799,7 +831,8 @@ def plan(twins: list[TwinSpec], fail_to_pass: list[str], rng: random.Random, *, 
 def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | None = None) -> list[Planted]:
     """Plant `copies` into the repository's test files, each test's look-alikes on both sides of it
     in a random order. A copy whose test cannot be found, or whose literal moved, is skipped:
-    validation proved the recorded ones plant."""
+    validation proved the recorded ones plant. Tests of one definition (pytest's parameters) are
+    found before any is edited and planted together: one rename, their copies side by side."""
     style = STYLES.get(language)
     if style is None or not copies:
         return []
@@ -807,50 +840,56 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
     planted: list[Planted] = []
     # a fresh name must be found in no test file: its report id is then this copy's alone
     taken = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in _test_files(repo, style))
-    by_test: dict[str, list[Copy]] = {}
+    by_definition: dict[tuple[str, int], list[Copy]] = {}
     for c in copies:
-        by_test.setdefault(c.test, []).append(c)
-    for test, wanted in by_test.items():
-        found = find(repo, language, test)
+        found = find(repo, language, c.test)
+        if found is not None:
+            by_definition.setdefault((found[0].file, found[0].start), []).append(c)
+    for wanted in by_definition.values():
+        found = find(repo, language, wanted[0].test)  # again: an earlier definition moved the file's text
         if found is None:
             continue
         block, text = found
         body = text[block.start:block.end]
         cands = candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
                            seed_of(body))
+        was = block.name.removeprefix(style.hidden)
         made: list[tuple[str, Planted]] = []
-        renamed: Planted | None = None
+        renamed: list[Planted] = []
+        new_name = None
         for c in wanted:
-            name = _new_name(style, block.name, taken, rng)
-            taken += "\n" + name
             if c.original:
-                renamed = Planted(name=name, original=test, twin=False, renamed=True,
-                                  was=block.name.removeprefix(style.hidden))
+                if new_name is None:
+                    new_name = _new_name(style, block.name, taken, rng)
+                    taken += "\n" + new_name
+                renamed.append(Planted(name=new_name, original=c.test, twin=False, renamed=True, was=was))
                 continue
             change = None
             if c.literal is not None:
                 if c.literal >= len(cands) or c.becomes is None:
                     continue
                 change = (cands[c.literal], c.becomes)
+            name = _new_name(style, block.name, taken, rng)
+            taken += "\n" + name
             try:
                 made.append((_copy_text(text, block, name, change),
-                             Planted(name=name, original=test, twin=change is not None, literal=c.literal,
-                                     becomes=c.becomes if change is not None else None)))
+                             Planted(name=name, original=c.test, twin=change is not None, literal=c.literal,
+                                     becomes=c.becomes if change is not None else None, was=was)))
             except ValueError:
                 continue
-        if not made and renamed is None:
+        if not made and not renamed:
             continue
         rng.shuffle(made)
         cut = rng.randint(0, len(made))
         old_name = block.name
-        if renamed is not None:
-            text, block = _rename(text, block, renamed.name)
+        if new_name is not None:
+            text, block = _rename(text, block, new_name)
         _replace_file(repo / block.file, _insert(text, block, [m[0] for m in made[:cut]],
                                                   [m[0] for m in made[cut:]], style))
         if style.tables:  # the case table and CMake list name the group in the file's order
             order = [p.name for _, p in made[:cut]] + [block.name] + [p.name for _, p in made[cut:]]
             _register(repo, style, old_name.removeprefix(style.hidden), [n.removeprefix(style.hidden) for n in order])
-        planted += [p for _, p in made] + ([renamed] if renamed is not None else [])
+        planted += [p for _, p in made] + renamed
     for p in planted:
         p.name = p.name.removeprefix(style.hidden)
     return planted
@@ -875,25 +914,44 @@ def _register(repo: Path, style: Style, original: str, names: list[str]) -> None
             _replace_file(path, new)
 
 
+def _named(name: str) -> re.Pattern[str]:
+    """`name` as a whole word of a report id, also with its spaces written as underscores."""
+    forms = "|".join(re.escape(f) for f in {name, name.replace(" ", "_")})
+    return re.compile(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9_])")
+
+
 def resolve(planted: list[Planted], statuses: Statuses) -> None:
-    """Each planted test's report id: the one id that carries its fresh name. A renamed
-    original's outcome is then reported under the original's id (what grading reads), and any
-    other test of that id (one the agent added) is dropped. A renamed definition that several
-    tests share (a mixin's method, reported once per class that inherits it) renamed them all:
-    each of their ids goes back to the name it had."""
+    """Each planted test's report id: the one id that carries its fresh name; of several (a copy
+    of a parametrized test, one id per parameter set), the one that is its original's id under
+    the fresh name. A renamed original's outcome is then reported under the original's id (what
+    grading reads), and any other test of that id (one the agent added) is dropped: a single id
+    maps straight to it (a reporter may rewrite a name beyond its spaces: testthat's `date-time`
+    is `date_time`); several (a renamed definition that several tests share: a mixin's method
+    reported once per class, pytest's parameters) each go back to the name they had."""
+    renamed: dict[str, list[Planted]] = {}
     for p in planted:
-        forms = "|".join(re.escape(f) for f in {p.name, p.name.replace(" ", "_")})
-        name = re.compile(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9_])")
-        hits = [i for i in statuses if name.search(i)]
         if p.renamed and p.was:
-            for hit in hits:
-                back = name.sub(lambda m, p=p: p.was if m.group(0) == p.name else p.was.replace(" ", "_"), hit)
-                statuses[back] = statuses.pop(hit)
-                if back in statuses.duplicates:
-                    statuses.duplicates.remove(back)
-            p.id = p.original if hits and p.original in statuses else ""
+            renamed.setdefault(p.name, []).append(p)
             continue
+        hits = [i for i in statuses if _named(p.name).search(i)]
+        if len(hits) > 1 and p.was:
+            mine = _named(p.was).sub(p.name, p.original)
+            hits = [mine] if mine in hits else []
         p.id = hits[0] if len(hits) == 1 else ""
+    for name, group in renamed.items():
+        pattern = _named(name)
+        hits = [i for i in statuses if pattern.search(i)]
+        if len(hits) == 1 and len(group) == 1:
+            back = {hits[0]: group[0].original}
+        else:
+            back = {hit: pattern.sub(lambda m: group[0].was if m.group(0) == name else group[0].was.replace(" ", "_"),
+                                     hit) for hit in hits}
+        for hit, original in back.items():
+            statuses[original] = statuses.pop(hit)
+            if original in statuses.duplicates:
+                statuses.duplicates.remove(original)
+        for p in group:
+            p.id = p.original if p.original in back.values() else ""
 
 
 #: Languages whose runner lists a test once per assertion (testthat's JUnit reporter), so a

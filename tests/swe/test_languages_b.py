@@ -33,7 +33,7 @@ TASK_IDS = [
     "swe/lua/strkit-split", "swe/lua/priority-queue",
     "swe/erlang/kv-counter", "swe/erlang/interval-set",
     "swe/elixir/duration-parse", "swe/elixir/timeline-dedup",
-    "swe/r/rolling-window",
+    "swe/r/frame-schema", "swe/r/rolling-window",
     "swe/ocaml/json-escape", "swe/ocaml/rational",
     "swe/haskell/rle-codec", "swe/haskell/word-freq",
 ]

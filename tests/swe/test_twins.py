@@ -363,3 +363,90 @@ def test_a_renamed_definition_that_several_tests_share_is_read_back_for_each(tmp
     swe_twins.resolve(planted, statuses)
     assert dict(statuses) == {"tests.test_m.TestA#test_shared": PASSED, "tests.test_m.TestB#test_shared": FAILED}
     assert renamed.id == "tests.test_m.TestA#test_shared" and swe_twins.check(planted, statuses) == []
+
+
+PARAMETRIZED = '''\
+import pytest
+
+from x import f
+
+
+def test_i18n():
+    assert f(3) == 4
+
+
+@pytest.mark.parametrize(
+    "n,expected",
+    [
+        (60, 61),
+        (-60, -59),
+    ],
+)
+def test_x(n, expected):
+    assert f(n) - expected == 0
+
+
+def test_kept():
+    assert f(0) == 1
+'''
+
+
+def test_a_parametrized_definition_is_found_by_its_cases_and_planted_once(tmp_path: Path):
+    """`tests.test_i18n#test_x[60-61]` names test_x, not the module's namesake test_i18n; its
+    decorator spans lines and belongs to it (a copy placed under it would take its parameters); two
+    required cases of it are planted together, one rename for both, and each copy is read back by
+    its original's parameters under its fresh name, in a real pytest run."""
+    import subprocess
+    import sys
+
+    from verifiers.swe_reports import parse_file
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "x.py").write_text("def f(n):\n    return n + 1\n")
+    (tmp_path / "tests" / "test_i18n.py").write_text(PARAMETRIZED)
+    first, second = "tests.test_i18n#test_x[60-61]", "tests.test_i18n#test_x[-60--59]"
+    block, text = swe_twins.find(tmp_path, "python", first)
+    assert block.name == "test_x" and text[block.start:].startswith("@pytest.mark.parametrize(\n")
+    cands = swe_twins.candidates(text[block.start:block.end], (block.name_start - block.start,
+                                 block.name_end - block.start), swe_twins.STYLES["python"], "s")
+    at = next(i for i, lit in enumerate(cands) if lit.text == "0")
+    planted = swe_twins.plant(tmp_path, "python", [
+        swe_twins.Copy(first, at, cands[at].alternatives[0]), swe_twins.Copy(first, original=True),
+        swe_twins.Copy(second, original=True), swe_twins.Copy(second)], random.Random(3))
+    text = (tmp_path / "tests" / "test_i18n.py").read_text()
+    renamed = [p for p in planted if p.renamed]
+    assert len(renamed) == 2 and len({p.name for p in renamed}) == 1 and "def test_x(" not in text
+    assert text.count("@pytest.mark.parametrize(") == 3  # the original and its two copies, each its own
+    report = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "tests"],
+                   cwd=tmp_path, capture_output=True, check=False)
+    statuses = parse_file("junit_xml", report)
+    swe_twins.resolve(planted, statuses)
+    assert statuses[first] == statuses[second] == statuses["tests.test_i18n#test_i18n"] == PASSED
+    twin = next(p for p in planted if p.twin)
+    copy = next(p for p in planted if not p.twin and not p.renamed)
+    assert twin.id.endswith("[60-61]") and statuses[twin.id] == FAILED
+    assert copy.id.endswith("[-60--59]") and statuses[copy.id] == PASSED
+    assert {p.id for p in renamed} == {first, second} and swe_twins.check(planted, statuses) == []
+
+
+def test_a_renamed_original_reported_under_one_id_is_read_back_whatever_the_reporter_made_of_its_name():
+    """testthat writes `date-time parses` as `date_time_parses`: substituting the old name into the
+    renamed test's id cannot rebuild that, so a single id of the renamed test is the original's."""
+    planted = [swe_twins.Planted("both edge adds", "frame#date_time_parses", twin=False, renamed=True,
+                                 was="date-time parses")]
+    statuses = Statuses({"frame#both_edge_adds": PASSED, "frame#other": PASSED})
+    swe_twins.resolve(planted, statuses)
+    assert dict(statuses) == {"frame#date_time_parses": PASSED, "frame#other": PASSED}
+    assert planted[0].id == "frame#date_time_parses" and swe_twins.check(planted, statuses) == []
+
+
+def test_hide_takes_a_decorator_that_spans_lines_with_its_test(tmp_path: Path):
+    """A parametrize decorator over several lines left behind would hand the hidden test's cases
+    (its expected values) to the agent and decorate the next test in the file."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_i18n.py").write_text(PARAMETRIZED)
+    assert swe_twins.hide(tmp_path, "python", ["tests.test_i18n#test_x[60-61]"]) == []
+    text = (tmp_path / "tests" / "test_i18n.py").read_text()
+    assert "parametrize" not in text and "61" not in text and "test_x" not in text
+    assert "def test_i18n(" in text and "def test_kept(" in text
