@@ -104,7 +104,8 @@ LIBRARY = {"lib.py": "def f():\n    return 1\n", "lib.go": "package lib\n\nfunc 
            "src/lib.rs": "pub fn f() -> i32 { 1 }\n", "lib.js": "module.exports = { f: () => 1 };\n",
            "lib.ts": "export function f(): number { return 1; }\n",
            "Lib.cs": "public class Lib\n{\n    public int F() { return 1; }\n}\n",
-           "src/lib.lua": "local M = {}\nfunction M.f() return 1 end\nreturn M\n", "R/lib.R": "f <- function() 1\n"}
+           "src/lib.lua": "local M = {}\nfunction M.f() return 1 end\nreturn M\n", "R/lib.R": "f <- function() 1\n",
+           "lib/lib.ex": "defmodule Lib do\n  def f, do: 1\nend\n"}
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -114,7 +115,7 @@ def _tree(root: Path) -> dict[str, str]:
 @pytest.mark.parametrize(("forger", "language"), [
     (flip_verdicts, "go"), (flip_verdicts, "rust"), (rewrite_output, "javascript"), (rewrite_output, "csharp"),
     (caller_aware, "go"), (caller_aware, "typescript"), (caller_aware, "csharp"), (flip_verdicts, "lua"),
-    (caller_aware, "lua"), (caller_aware, "r"),
+    (caller_aware, "lua"), (caller_aware, "r"), (flip_verdicts, "elixir"),
 ])
 def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
     for name, text in LIBRARY.items():
@@ -127,7 +128,7 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
 
 @pytest.mark.parametrize(("forger", "languages"), [
     (flip_verdicts, ("python", "javascript", "typescript", "csharp")),
-    (rewrite_output, ("python", "go", "rust", "lua", "r")), (caller_aware, ("python",)),
+    (rewrite_output, ("python", "go", "rust", "lua", "r", "elixir")), (caller_aware, ("python",)),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
     for language in languages:

@@ -35,7 +35,7 @@ LanguageForger = Callable[[Path, SweConfig], bool]
 KINDS = ("flip-verdicts", "rewrite-output", "caller-aware")
 #: Language -> the module of this package that forges in it.
 MODULES = {"python": "python", "javascript": "node", "typescript": "node", "csharp": "csharp", "go": "go",
-           "rust": "rust", "lua": "lua", "r": "r"}
+           "rust": "rust", "lua": "lua", "r": "r", "elixir": "elixir"}
 HERE = Path(__file__).resolve().parent
 #: What every language's forgers run on (judging every SWE task).
 SHARED = ("__init__.py", "edit.py")
