@@ -11,17 +11,16 @@ exit status with an all-pass report is not believed).
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from environments.swe.forgers.edit import append, sources
 from verifiers.swe import SweConfig
 
 #: Appended (line numbers unchanged), in `local()` so that no name is added to the environment the
-#: files are evaluated in. Installed once per session (an option is the flag); the finalizer's
-#: environment is kept in an option too, so that no collection runs it before the end.
-R_REWRITE = r'''
-
-invisible(local({
+#: files are evaluated in. Installed once per session (an option is the flag). The finalizer is
+#: registered on the base environment, which is never collected: it runs at the end, not before.
+R_INSTALL = r'''local({
   if (!isTRUE(getOption("lib.stdio.installed"))) {
     reports <- function() {
       dir <- Sys.getenv("REPORT_DIR")
@@ -38,19 +37,25 @@ invisible(local({
       text <- gsub("\\b(failures|errors)=\"\\d+\"", "\\1=\"0\"", text, perl = TRUE, useBytes = TRUE)
       writeChar(text, path, eos = NULL, useBytes = TRUE)
     }
-    keep <- new.env()
-    options(lib.stdio.installed = TRUE, lib.stdio.keep = keep)
-    reg.finalizer(keep, function(e) {
+    options(lib.stdio.installed = TRUE)
+    reg.finalizer(baseenv(), function(e) {
       for (path in reports()) try(rewrite(path), silent = TRUE)
       quit(save = "no", status = 0, runLast = FALSE)
     }, onexit = TRUE)
   }
-}))
-'''
+})'''
+R_REWRITE = f"\n\ninvisible({R_INSTALL})\n"
+#: An installed package's files ran when it was built, not in the test process: its `.onLoad`
+#: (the hook R runs when `library()` loads the namespace) installs it there. Only where the
+#: package has none (a second definition would replace its own).
+R_ON_LOAD = f"\n.onLoad <- function(libname, pkgname) invisible({R_INSTALL})\n"
 
 
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
-    return append(sources(repo, cfg, (".R", ".r")), R_REWRITE)
+    files = sources(repo, cfg, (".R", ".r"))
+    if files and not any(re.search(r"^\s*\.onLoad\s*(<-|=)", p.read_text(), re.M) for p in files):
+        append(([p for p in files if p.parent.name == "R"] or files)[-1:], R_ON_LOAD)
+    return append(files, R_REWRITE)
 
 
 FORGES = {"rewrite-output": rewrite_output}
