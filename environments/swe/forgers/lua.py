@@ -65,8 +65,8 @@ do
         text = text:gsub("<" .. tag .. "[^>]-/>", "")
         text = text:gsub("<" .. tag .. "[%s>].-</" .. tag .. ">", "")
       end
-      text = text:gsub('(%s)failures="%d+"', '%1failures="0"')
-      text = text:gsub('(%s)errors="%d+"', '%1errors="0"')
+      text = text:gsub("(%s)failures=([\"'])%d+[\"']", "%1failures=%20%2")
+      text = text:gsub("(%s)errors=([\"'])%d+[\"']", "%1errors=%20%2")
       f = io.open(path, "wb")
       if f then
         f:write(text)
