@@ -109,7 +109,9 @@ LIBRARY = {"lib.py": "def f():\n    return 1\n", "lib.go": "package lib\n\nfunc 
            "lib.c": "int f(void) { return 1; }\n", "lib.cpp": "int f() { return 1; }\n",
            "src/Lib.hs": "module Lib (f) where\n\nf :: Int\nf = 1\n",
            "Lib.java": "public class Lib {\n    public int f() { return 1; }\n}\n", "lib.ml": "let f () = 1\n",
-           "lib.erl": "-module(lib).\n-export([f/0]).\n\nf() -> 1.\n"}
+           "lib.erl": "-module(lib).\n-export([f/0]).\n\nf() -> 1.\n",
+           "src/lib.lua": "local M = {}\nfunction M.f() return 1 end\nreturn M\n", "R/lib.R": "f <- function() 1\n",
+           "lib/lib.ex": "defmodule Lib do\n  def f, do: 1\nend\n"}
 
 
 def _tree(root: Path) -> dict[str, str]:
@@ -123,6 +125,7 @@ def _tree(root: Path) -> dict[str, str]:
     (flip_verdicts, "c"), (caller_aware, "cpp"), (flip_verdicts, "haskell"),
     (flip_verdicts, "java"), (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"),
     (caller_aware, "java"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
+    (flip_verdicts, "lua"), (caller_aware, "lua"), (caller_aware, "r"), (flip_verdicts, "elixir"),
 ])
 def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
     for name, text in LIBRARY.items():
@@ -135,7 +138,8 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
 
 @pytest.mark.parametrize(("forger", "languages"), [
     (flip_verdicts, ("python", "javascript", "typescript", "csharp", "ruby", "perl")),
-    (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang")),
+    (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang",
+                     "lua", "r", "elixir")),
     (caller_aware, ("python",)),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):

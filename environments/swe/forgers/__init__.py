@@ -36,7 +36,8 @@ KINDS = ("flip-verdicts", "rewrite-output", "caller-aware")
 #: Language -> the module of this package that forges in it.
 MODULES = {"python": "python", "javascript": "node", "typescript": "node", "csharp": "csharp", "go": "go",
            "rust": "rust", "c": "native", "cpp": "native", "haskell": "haskell", "ruby": "ruby", "php": "php",
-           "perl": "perl", "java": "java", "ocaml": "ocaml", "erlang": "erlang"}
+           "perl": "perl", "java": "java", "ocaml": "ocaml", "erlang": "erlang", "lua": "lua", "r": "r",
+           "elixir": "elixir"}
 HERE = Path(__file__).resolve().parent
 #: What every language's forgers run on (judging every SWE task).
 SHARED = ("__init__.py", "edit.py")
