@@ -211,6 +211,23 @@ def _lines_from(text: str, i: int) -> list[tuple[int, str]]:
     return out
 
 
+def _statement_end(text: str, i: int, style: Style) -> int:
+    """The end of the line where the statement starting at `i` ends: its first newline outside
+    brackets and strings."""
+    depth = 0
+    while i < len(text):
+        j = _skip_string(text, i, style)
+        if j != i:
+            i = j
+            continue
+        c = text[i]
+        if c == "\n" and depth <= 0:
+            return i + 1
+        depth += (c in "([{") - (c in ")]}")
+        i += 1
+    return len(text)
+
+
 def _block_end(text: str, start: int, indent: int, style: Style) -> int | None:
     lines = _lines_from(text, start)
     if style.block == "brackets":
@@ -226,7 +243,12 @@ def _block_end(text: str, start: int, indent: int, style: Style) -> int | None:
             if code.endswith(".") and not code.endswith(".."):
                 return pos + len(line)
         return None
-    for n, (pos, line) in enumerate(lines[1:], 1):
+    header = 1
+    if style.block == "indent":  # a signature over several lines (`def test_x(\n    a,\n):`) is the header
+        header_end = _statement_end(text, start, style)
+        while header < len(lines) and lines[header][0] < header_end:
+            header += 1
+    for n, (pos, line) in enumerate(lines[header:], header):
         if not line.strip():
             continue
         ind = _indent_of(line)
@@ -619,10 +641,13 @@ def _insert(text: str, block: Block, before: list[str], after: list[str], style:
     """`text` with copies of `block` placed beside it, `before` and `after` it where the language's
     ids allow (so the original's place among its look-alikes tells nothing)."""
     if style.same_line:  # busted ids carry line numbers: no line may move
+        # the original on one line too, among its copies (a forger could tell the one look-alike
+        # that spans lines), and the lines it spanned left empty after them
         end = block.end - 1 if text[block.end - 1:block.end] == "\n" else block.end
-        head = "".join(_one_line(c, style) + " " for c in before)
-        tail = "".join(" " + _one_line(c, style) for c in after)
-        return text[:block.start] + head + text[block.start:end] + tail + text[end:]
+        original = text[block.start:end]
+        indent = original[:len(original) - len(original.lstrip(" \t"))]
+        group = " ".join(_one_line(c, style) for c in [*before, original, *after])
+        return text[:block.start] + indent + group + "\n" * original.count("\n") + text[end:]
     if style.block == "item":  # list items: only after the original (a list's first item differs)
         copies = [_as_item(c, style) for c in before + after]
         if style.at_end:  # after the list's last item (ids count positions)

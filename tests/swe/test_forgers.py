@@ -260,3 +260,23 @@ def test_a_forger_that_compares_look_alikes_guesses_a_third_of_the_time(tmp_path
     # paying needs the right guess on each twinned test (a wrong one leaves the original failing,
     # or a twin passed beside it): (1/3)^3 of the runs here
     assert escaped <= 2, escaped
+
+
+def test_a_tasks_record_is_keyed_by_its_own_languages_forgers_only():
+    """A forger judges only its language's tasks: adding or changing one re-validates that
+    language, not the catalogue; the package's shared files judge every SWE task."""
+    from envhub.records import judge_parts
+
+    def forger_files(task_id: str) -> set[str]:
+        parts = judge_parts(Task.load(REPO_ROOT / "tasks" / task_id))
+        return {p.name for p in parts if p.parent.name == "forgers"}
+
+    assert forger_files("swe/python/interval-merge") == {"__init__.py", "edit.py", "python.py"}
+    assert forger_files("swe/typescript/money-split") == forger_files("swe/javascript/async-memo") == {
+        "__init__.py", "edit.py", "node.py"}
+    assert forger_files("swe/cpp/csv-quote") == {"__init__.py", "edit.py", "native.py"}
+    assert forger_files("swe/haskell/rle-codec") == {"__init__.py", "edit.py", "haskell.py", "native.py"}
+    # every module is some language's, and every language of the catalogue has one
+    assert {p.stem for p in (REPO_ROOT / "environments/swe/forgers").glob("*.py")} - {"__init__", "edit"} == set(
+        MODULES.values())
+    assert set(MODULES) == {d.name for d in (REPO_ROOT / "tasks" / "swe").iterdir() if d.is_dir()}

@@ -450,3 +450,35 @@ def test_hide_takes_a_decorator_that_spans_lines_with_its_test(tmp_path: Path):
     text = (tmp_path / "tests" / "test_i18n.py").read_text()
     assert "parametrize" not in text and "61" not in text and "test_x" not in text
     assert "def test_i18n(" in text and "def test_kept(" in text
+
+
+def test_busted_look_alikes_share_one_shape_and_no_line_moves(tmp_path: Path):
+    """busted's ids carry line numbers, so copies go on the original's line; the original goes
+    there too, on one line like them (left over several lines, it was the one look-alike a forger
+    reading the spec could tell), and the lines it spanned stay, empty, so no later id moves."""
+    spec = tmp_path / "spec" / "x_spec.lua"
+    spec.parent.mkdir()
+    spec.write_text('describe("x", function()\n  it("adds one", function()\n    local y = x.f(1)\n'
+                    '    assert.are.equal(2, y) -- two\n  end)\n\n  it("adds two", function()\n'
+                    '    assert.are.equal(3, x.f(2))\n  end)\nend)\n')
+    test = "spec/x_spec.lua:2#x adds one"
+    lits = swe_twins.candidates(*(lambda b, t: (t[b.start:b.end], (b.name_start - b.start, b.name_end - b.start)))(
+        *swe_twins.find(tmp_path, "lua", test)), swe_twins.STYLES["lua"], "s")
+    at = next(i for i, lit in enumerate(lits) if lit.text == "2")
+    planted = swe_twins.plant(tmp_path, "lua", [swe_twins.Copy(test, at, lits[at].alternatives[0]),
+                                                 swe_twins.Copy(test, at, lits[at].alternatives[-1]),
+                                                 swe_twins.Copy(test, original=True)], random.Random(5))
+    lines = spec.read_text().split("\n")
+    assert len(lines) == 11 and lines[6] == '  it("adds two", function()'  # same lines, same ids
+    assert lines[2:5] == ["", "", ""]  # what the original spanned, empty
+    group = lines[1]
+    assert all(f'it("{p.name}", function()' in group for p in planted) and "-- two" not in group
+    assert group.count("end)") == 3  # three look-alikes, each whole, on one line
+
+
+def test_a_python_signature_over_several_lines_is_the_header_not_the_end():
+    """`def test_x(\n    a, b\n):` ends its signature at column 0: the body after it is the test's
+    too (cut there, a copy was a def with no body and broke the module)."""
+    text = "def test_x(\n    a, b\n):\n    assert a == b\n\n\ndef test_y():\n    assert 1 == 1\n"
+    spans = {b.name: text[b.start:b.end] for b in swe_twins.blocks(text, "t.py", swe_twins.STYLES["python"])}
+    assert spans == {"test_x": "def test_x(\n    a, b\n):\n    assert a == b\n", "test_y": "def test_y():\n    assert 1 == 1\n"}

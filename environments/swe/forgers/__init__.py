@@ -24,6 +24,7 @@ forger added for one language re-validates that language's tasks, not the catalo
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,9 +51,17 @@ def forges(language: str) -> dict[str, LanguageForger]:
 
 
 def judge_files(language: str | None = None) -> list[Path]:
-    """The files that judge a task in `language` (None: every language's)."""
-    modules = sorted(set(MODULES.values())) if language is None else [MODULES[language]] if language in MODULES else []
-    return [HERE / name for name in SHARED] + [HERE / f"{m}.py" for m in modules]
+    """The files that judge a task in `language` (None: every language's): the shared ones, its
+    module and the modules of this package that one imports (haskell's carries native's C)."""
+    todo = sorted(set(MODULES.values())) if language is None else [MODULES[language]] if language in MODULES else []
+    modules: set[str] = set()
+    while todo:
+        module = todo.pop()
+        if module not in modules:
+            modules.add(module)
+            todo += re.findall(rf"^from {re.escape(__name__)}\.(\w+) import", (HERE / f"{module}.py").read_text(),
+                               re.M)
+    return [HERE / name for name in SHARED] + [HERE / f"{m}.py" for m in sorted(modules - {"edit"})]
 
 
 def _kind(kind: str) -> Forger:
