@@ -540,11 +540,15 @@ def _string_alternatives(body: str, rng: random.Random) -> tuple[str, ...]:
 
 def candidates(block_text: str, name_span: tuple[int, int], style: Style, seed: str) -> list[Literal]:
     """The literals of the block's assertion lines that a twin may change, in source order, each
-    with its alternatives (drawn from `seed`, so the same block always gives the same list)."""
+    with its alternatives (drawn from `seed`, so the same block always gives the same list). None
+    above the header: an attribute's values are the test's parameters (pytest's argument names
+    changed break the whole module's collection)."""
     rng = random.Random(seed)
     out: list[Literal] = []
-    i, line_start = 0, 0
-    asserting = bool(_ASSERT_WORDS.search(block_text[:block_text.find("\n") + 1 or None]))
+    line_start = block_text.rfind("\n", 0, name_span[0]) + 1
+    i = line_start
+    nl = block_text.find("\n", line_start)
+    asserting = bool(_ASSERT_WORDS.search(block_text[line_start: nl + 1 if nl >= 0 else None]))
     while i < len(block_text):
         if block_text[i] == "\n":
             line_start = i + 1

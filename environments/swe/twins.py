@@ -76,13 +76,13 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             p2p_twinned = p2p
         literals = _literals(view, cfg.language, f2p + p2p_twinned)
         Copy = swe_twins.Copy
-        copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log)
+        copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log, f2p + p2p)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
         found: set[tuple[str, int, str]] = set()
         for rank in range(ranks):  # every alternative of every test's rank-th literal at once
             copies = [Copy(t, rank, alt) for t, lits in literals.items() if rank < len(lits) and t in copy_ok
                       for alt in lits[rank].alternatives]
-            for run, planted in _runs(gold, task, copies, log):
+            for run, planted in _runs(gold, task, copies, log, f2p + p2p):
                 found |= _failing_twins(run, planted)
         found = _best_literal(found, literals)
         for _ in range(TOGETHER):  # all at once, as validation plants them, in random places, the
@@ -111,8 +111,8 @@ def _runs(gold: Path, task: Task, copies: list[swe_twins.Copy], log,  # noqa: AN
           required: list[str] = ()) -> list[tuple[RunResult, list[swe_twins.Planted]]]:
     """Runs of the gold state with `copies` planted; a batch whose run yields no usable report (a
     copy that does not build, or crashes the runner) or fails a `required` test (a copy whose side
-    effects reach another test: Perl's statements share their objects) is split in halves until
-    the culprits are alone, and dropped."""
+    effects reach another test: Perl's statements share their objects; one that breaks its whole
+    module's collection) is split in halves until the culprits are alone, and dropped."""
     if not copies:
         return []
     run = run_state(gold, task.path, copies=copies)
