@@ -65,6 +65,9 @@ class Style:
     #: index out of range that crashes the whole runner now and then, gold patch or not)
     soft: bool = False
     hidden: str = ""  #: what the source name has and the report id lacks (C's `t_` before a case name)
+    #: an attribute above the header whose arguments after the first are the test's cases
+    #: (pytest's `parametrize`): their literals are candidates too, after the body's
+    cases: str = ""
     tables: bool = False  #: a copy is registered where its original is: a `{"name", t_name}` case
     #: table entry and a CMake `foreach(name ...)` list (CTest runs one program per case)
 
@@ -77,7 +80,8 @@ _ASSERT_WORDS = re.compile(
 _JS_HEADER = r"^(?P<indent>[ \t]*)(?:test|it)\s*\(\s*(?P<q>['\"`])(?P<name>(?:(?!(?P=q)).)*)(?P=q)"
 STYLES: dict[str, Style] = {
     "python": Style(r"(.*/)?test_[^/]*\.py", r"^(?P<indent>[ \t]*)def (?P<name>test\w*)\s*\(", "indent",
-                    name="snake", prefix="test_", attrs=r"[ \t]*@", comment=("#",)),
+                    name="snake", prefix="test_", attrs=r"[ \t]*@", comment=("#",),
+                    cases=r"@(?:pytest\.)?mark\.parametrize\s*\("),
     "javascript": Style(r"(.*/)?[^/]*\.test\.[cm]?js", _JS_HEADER, "brackets"),
     "typescript": Style(r"(.*/)?[^/]*\.test\.ts", _JS_HEADER, "brackets"),
     "go": Style(r"(.*/)?[^/]*_test\.go", r"^(?P<indent>)func (?P<name>Test\w+)\s*\(\s*\w+\s+\*testing\.T\s*\)",
@@ -540,20 +544,60 @@ def _string_alternatives(body: str, rng: random.Random) -> tuple[str, ...]:
 
 def candidates(block_text: str, name_span: tuple[int, int], style: Style, seed: str) -> list[Literal]:
     """The literals of the block's assertion lines that a twin may change, in source order, each
-    with its alternatives (drawn from `seed`, so the same block always gives the same list). None
-    above the header: an attribute's values are the test's parameters (pytest's argument names
-    changed break the whole module's collection)."""
+    with its alternatives (drawn from `seed`, so the same block always gives the same list); then
+    those of its cases (`Style.cases`: a parametrised test whose body compares with its
+    parameters has no literal of its own). No other literal above the header: the argument names
+    of `parametrize` changed break the whole module's collection."""
     rng = random.Random(seed)
+    header = block_text.rfind("\n", 0, name_span[0]) + 1
+    out = _literals_in(block_text, header, len(block_text), name_span, style, rng, by_line=True)
+    for start, end in _case_spans(block_text[:header], style):
+        out += _literals_in(block_text, start, end, name_span, style, rng, by_line=False)
+    if style.soft:  # nor a subscript: C++ does not check one, and past the end anything may happen
+        out = [lit for lit in out if not (block_text[lit.offset - 1:lit.offset] == "["
+                                          and block_text[lit.offset + len(lit.text):][:1] == "]")]
+    if style.soft and out:
+        last = block_text.rfind("\n", 0, out[-1].offset) + 1
+        out = [lit for lit in out if lit.offset >= last]
+    return out
+
+
+def _case_spans(text: str, style: Style) -> list[tuple[int, int]]:
+    """Where the cases of each `Style.cases` attribute in `text` are: its arguments after the
+    first (the argument names), up to its closing bracket."""
+    spans = []
+    for m in re.finditer(style.cases, text) if style.cases else ():
+        i, depth, first = m.end(), 1, None
+        while i < len(text) and depth:
+            j = _skip_string(text, i, style)
+            if j != i:
+                i = j
+                continue
+            c = text[i]
+            depth += (c in "([{") - (c in ")]}")
+            if c == "," and depth == 1 and first is None:
+                first = i + 1
+            i += 1
+        if first is not None and depth == 0:
+            spans.append((first, i - 1))
+    return spans
+
+
+def _literals_in(block_text: str, i: int, end: int, name_span: tuple[int, int], style: Style, rng: random.Random,
+                 *, by_line: bool) -> list[Literal]:
+    """The literals in block_text[i:end]: on assertion lines only (`by_line`), or all of them."""
     out: list[Literal] = []
-    line_start = block_text.rfind("\n", 0, name_span[0]) + 1
-    i = line_start
-    nl = block_text.find("\n", line_start)
-    asserting = bool(_ASSERT_WORDS.search(block_text[line_start: nl + 1 if nl >= 0 else None]))
-    while i < len(block_text):
+    line_start = block_text.rfind("\n", 0, i) + 1
+
+    def asserts(at: int) -> bool:
+        nl = block_text.find("\n", at)
+        return not by_line or bool(_ASSERT_WORDS.search(block_text[at: nl + 1 if nl >= 0 else None]))
+
+    asserting = asserts(line_start)
+    while i < end:
         if block_text[i] == "\n":
             line_start = i + 1
-            nl = block_text.find("\n", line_start)
-            asserting = bool(_ASSERT_WORDS.search(block_text[line_start: nl if nl >= 0 else None]))
+            asserting = asserts(line_start)
             i += 1
             continue
         j = _skip_string(block_text, i, style)
@@ -579,12 +623,6 @@ def candidates(block_text: str, name_span: tuple[int, int], style: Style, seed: 
             i = m.end()
             continue
         i += 1
-    if style.soft:  # nor a subscript: C++ does not check one, and past the end anything may happen
-        out = [lit for lit in out if not (block_text[lit.offset - 1:lit.offset] == "["
-                                          and block_text[lit.offset + len(lit.text):][:1] == "]")]
-    if style.soft and out:
-        last = block_text.rfind("\n", 0, out[-1].offset) + 1
-        out = [lit for lit in out if lit.offset >= last]
     return out
 
 
@@ -750,6 +788,7 @@ class Planted:
     becomes: str | None = None  #: ... and what it became
     renamed: bool = False  #: the original itself: its outcome is the original's (`resolve`)
     was: str = ""  #: the name of the test it copies (or, renamed, had)
+    changed: str | None = None  #: the twin's literal before the change
 
 
 def load(task_tests: Path) -> list[TwinSpec]:
@@ -903,7 +942,8 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
             try:
                 made.append((_copy_text(text, block, name, change),
                              Planted(name=name, original=c.test, twin=change is not None, literal=c.literal,
-                                     becomes=c.becomes if change is not None else None, was=was)))
+                                     becomes=c.becomes if change is not None else None, was=was,
+                                     changed=change[0].text if change is not None else None)))
             except ValueError:
                 continue
         if not made and not renamed:
@@ -949,6 +989,27 @@ def _named(name: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z0-9])(?:{forms})(?![A-Za-z0-9_])")
 
 
+def _case_changed(test_id: str, was: str, becomes: str) -> str:
+    """`test_id` with one of its pytest parameters changed from literal `was` to `becomes`, as
+    pytest names a case (a string unquoted and ASCII-escaped, a number as written); unchanged when
+    the value is not one of its parameters, once (an object's case is named by its index:
+    `test_input10`)."""
+    def value(literal: str) -> str:
+        if len(literal) >= 2 and literal[0] == literal[-1] and literal[0] in "\"'":
+            literal = literal[1:-1]
+        return literal.encode("unicode_escape").decode("ascii")
+
+    head, bracket, params = test_id.partition("[")
+    old, new = value(was), value(becomes)
+    # a whole parameter: pytest joins them with `-` (a `0` is not the one in `test_input10`)
+    # (`-` after `[` or after another `-` is a sign: `[-60-x]`, `[60--59]`)
+    spots = list(re.finditer(rf"(?:(?<=\[)|(?<=[^\[-]-)){re.escape(old)}(?=-|\]$)", bracket + params))
+    if not bracket or not old or len(spots) != 1:
+        return test_id
+    at = spots[0].start() - 1
+    return head + bracket + params[:at] + new + params[at + len(old):]
+
+
 def resolve(planted: list[Planted], statuses: Statuses) -> None:
     """Each planted test's report id: the one id that carries its fresh name; of several (a copy
     of a parametrized test, one id per parameter set), the one that is its original's id under
@@ -965,16 +1026,19 @@ def resolve(planted: list[Planted], statuses: Statuses) -> None:
         hits = [i for i in statuses if _named(p.name).search(i)]
         if len(hits) > 1 and p.was:
             mine = _named(p.was).sub(p.name, p.original)
+            if mine not in hits and p.changed is not None and p.becomes is not None:
+                mine = _case_changed(mine, p.changed, p.becomes)
             hits = [mine] if mine in hits else []
         p.id = hits[0] if len(hits) == 1 else ""
     for name, group in renamed.items():
         pattern = _named(name)
         hits = [i for i in statuses if pattern.search(i)]
+        was = group[0].was
         if len(hits) == 1 and len(group) == 1:
             back = {hits[0]: group[0].original}
-        else:
-            back = {hit: pattern.sub(lambda m: group[0].was if m.group(0) == name else group[0].was.replace(" ", "_"),
-                                     hit) for hit in hits}
+        else:  # the old name, in the form the id wrote the new one (spaces, or underscores)
+            forms = {name.replace(" ", "_"): was.replace(" ", "_"), name: was}
+            back = {hit: pattern.sub(lambda m, forms=forms: forms[m.group(0)], hit) for hit in hits}
         for hit, original in back.items():
             statuses[original] = statuses.pop(hit)
             if original in statuses.duplicates:

@@ -33,10 +33,13 @@ RANKS = 3
 TOGETHER = 4
 
 
-def _literals(repo: Path, language: str, tests: list[str]) -> dict[str, list[swe_twins.Literal]]:
-    """Each found test's candidate literals, read once as `swe_twins.plant` reads them."""
+def _literals(repo: Path, language: str, tests: list[str]
+              ) -> tuple[dict[str, list[swe_twins.Literal]], dict[str, list[int]]]:
+    """Each found test's candidate literals, read once as `swe_twins.plant` reads them; and which
+    of them to try, best first: the body's, then those of its own pytest case (the values its id
+    carries: the definition's other cases do not run under this id)."""
     style = swe_twins.STYLES[language]
-    out = {}
+    out, tried = {}, {}
     for test in tests:
         found = swe_twins.find(repo, language, test)
         if found is None:
@@ -44,8 +47,12 @@ def _literals(repo: Path, language: str, tests: list[str]) -> dict[str, list[swe
         block, text = found
         body = text[block.start:block.end]
         span = (block.name_start - block.start, block.name_end - block.start)
-        out[test] = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))
-    return out
+        out[test] = lits = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))
+        header = body.rfind("\n", 0, span[0]) + 1
+        own = [i for i, lit in enumerate(lits) if lit.offset < header
+               and swe_twins._case_changed(test, lit.text, lit.text + "~") != test]
+        tried[test] = [i for i, lit in enumerate(lits) if lit.offset >= header] + own
+    return out, tried
 
 
 def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
@@ -74,14 +81,14 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             p2p_twinned = sorted(random.Random(task.id).sample(p2p, max_p2p))
         else:
             p2p_twinned = p2p
-        literals = _literals(view, cfg.language, f2p + p2p_twinned)
+        literals, tried = _literals(view, cfg.language, f2p + p2p_twinned)
         Copy = swe_twins.Copy
         copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log, f2p + p2p)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
         found: set[tuple[str, int, str]] = set()
         for rank in range(ranks):  # every alternative of every test's rank-th literal at once
-            copies = [Copy(t, rank, alt) for t, lits in literals.items() if rank < len(lits) and t in copy_ok
-                      for alt in lits[rank].alternatives]
+            copies = [Copy(t, tried[t][rank], alt) for t, lits in literals.items()
+                      if rank < len(tried[t]) and t in copy_ok for alt in lits[tried[t][rank]].alternatives]
             for run, planted in _runs(gold, task, copies, log, f2p + p2p):
                 found |= _failing_twins(run, planted)
         found = _best_literal(found, literals)

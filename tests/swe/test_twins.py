@@ -482,3 +482,48 @@ def test_a_python_signature_over_several_lines_is_the_header_not_the_end():
     text = "def test_x(\n    a, b\n):\n    assert a == b\n\n\ndef test_y():\n    assert 1 == 1\n"
     spans = {b.name: text[b.start:b.end] for b in swe_twins.blocks(text, "t.py", swe_twins.STYLES["python"])}
     assert spans == {"test_x": "def test_x(\n    a, b\n):\n    assert a == b\n", "test_y": "def test_y():\n    assert 1 == 1\n"}
+
+
+def test_a_case_of_a_parametrized_test_is_twinned_by_its_own_values(tmp_path: Path):
+    """A parametrised test whose body only compares with its parameters has no literal of its own:
+    its twins change a value of its case (after the body's literals, so no recorded index moves),
+    and the twin's id is its case's with that value changed, as pytest names it."""
+    import subprocess
+    import sys
+
+    from verifiers.swe_reports import parse_file
+
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "x.py").write_text("def f(n):\n    return n + 1\n")
+    (tmp_path / "tests" / "test_i18n.py").write_text(PARAMETRIZED.replace("assert f(n) - expected == 0",
+                                                                          "assert f(n) == expected"))
+    test = "tests.test_i18n#test_x[60-61]"
+    block, text = swe_twins.find(tmp_path, "python", test)
+    cands = swe_twins.candidates(text[block.start:block.end], (block.name_start - block.start,
+                                 block.name_end - block.start), swe_twins.STYLES["python"], "s")
+    assert [lit.text for lit in cands] == ["60", "61", "-60", "-59"]  # the argument names are not one
+    planted = swe_twins.plant(tmp_path, "python", [swe_twins.Copy(test, 1, "62"),
+                                                    swe_twins.Copy(test, original=True)], random.Random(3))
+    report = tmp_path / "junit.xml"
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", f"--junitxml={report}", "tests"],
+                   cwd=tmp_path, capture_output=True, check=False)
+    statuses = parse_file("junit_xml", report)
+    swe_twins.resolve(planted, statuses)
+    twin = next(p for p in planted if p.twin)
+    assert twin.id == f"tests.test_i18n#{twin.name}[60-62]" and statuses[twin.id] == FAILED
+    assert statuses[test] == PASSED and swe_twins.check(planted, statuses) == []
+
+
+@pytest.mark.parametrize(("test_id", "was", "becomes", "expected"), [
+    ("m#t[test_input10-an hour]", '"an hour"', '"an houq"', "m#t[test_input10-an houq]"),
+    ("m#t[test_input10-an hour]", "0", "1", "m#t[test_input10-an hour]"),  # not `test_input10`'s 0
+    ("m#t[-60-x]", "-60", "-62", "m#t[-62-x]"),
+    ("m#t[-60-x]", "60", "62", "m#t[-60-x]"),  # a sign, not a separator
+    ("m#t[60--59]", "-59", "-58", "m#t[60--58]"),
+    ("m#t[60--59]", "59", "58", "m#t[60--59]"),
+    ("m#t[a-a]", '"a"', '"b"', "m#t[a-a]"),  # twice: which one is unknowable
+    ("m#t[x]", "'\u06cc'", "'x'", "m#t[x]"),
+    ("m#t[\\u06cc-1]", "'\u06cc'", "'x'", "m#t[x-1]"),  # pytest escapes what is not ASCII
+])
+def test_a_case_is_renamed_by_the_value_it_carries(test_id: str, was: str, becomes: str, expected: str):
+    assert swe_twins._case_changed(test_id, was, becomes) == expected
