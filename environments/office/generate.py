@@ -21,6 +21,7 @@ import random
 import re
 import shutil
 import tempfile
+import zipfile
 from pathlib import Path
 
 import yaml
@@ -28,6 +29,7 @@ import yaml
 from environments.office import liveness, tasktypes
 from environments.office.data import INDUSTRIES
 from environments.office.lo import LibreOffice
+from environments.office.tasktypes._common import FIXED_TIME
 
 CHECKS = Path(__file__).with_name("checks")
 #: (type, industry) pairs that also get a Korean instance: two per task type, 24 in all.
@@ -47,6 +49,32 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
+
+_OOXML = (".xlsx", ".docx", ".pptx")
+
+
+def _steady_embedded(state: Path) -> None:
+    """`normalise_state` fixes a package's own times, not those of a package inside it: a deck's
+    chart carries its data as an xlsx written with the time of its making, so a set's task was
+    other bytes on every machine. Those are fixed the same way, through a file of their own."""
+    for p in sorted(state.rglob("*")):
+        if p.suffix not in _OOXML:
+            continue
+        with zipfile.ZipFile(p) as z:
+            entries = [(i.filename, z.read(i)) for i in z.infolist()]
+        if not any(name.endswith(_OOXML) for name, _ in entries):
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            for k, (name, data) in enumerate(entries):
+                if name.endswith(_OOXML):
+                    inner = Path(tmp) / f"{k}{Path(name).suffix}"
+                    inner.write_bytes(data)
+                    tasktypes.normalise_package(inner)
+                    entries[k] = (name, inner.read_bytes())
+        with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+            for name, data in entries:
+                z.writestr(zipfile.ZipInfo(name, FIXED_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
+
 def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, lo: LibreOffice | None) -> Path:
     slug, type_name = tasktypes.TYPES[ttype]
     name = f"{ttype.lower()}-{slug}" + ("-ko" if lang == "ko" else "")
@@ -64,6 +92,7 @@ def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, l
         built = builder(ctx)
     tasktypes.cleanup_tmp(state)
     tasktypes.normalise_state(state)
+    _steady_embedded(state)
     tests = task_dir / "tests"
     tests.mkdir()
     expected = dict(built.expected, deliverables=built.deliverables,

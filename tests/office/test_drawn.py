@@ -27,6 +27,35 @@ def test_a_seed_is_the_same_bytes_twice_even_its_pdfs(tmp_path):
     assert len({p.read_bytes()[-200:] for p in pdfs}) == len(pdfs)  # each its own ID
 
 
+
+def _stamps(package: bytes) -> set[object]:
+    """Every time an OOXML package carries, the packages embedded in it included."""
+    import io
+    import re
+    import zipfile
+
+    out: set[object] = set()
+    with zipfile.ZipFile(io.BytesIO(package)) as z:
+        for info in z.infolist():
+            out.add(info.date_time)
+            data = z.read(info)
+            if info.filename == "docProps/core.xml":
+                out |= set(re.findall(rb"<dcterms:(?:created|modified)[^>]*>([^<]*)", data))
+            elif info.filename.endswith((".xlsx", ".docx", ".pptx")):
+                out |= _stamps(data)
+    return out
+
+
+def test_no_document_of_any_type_carries_the_time_of_its_making(tmp_path):
+    """Two materialisations in the same second agree whatever the documents hold; on another
+    machine, another day, only fixed times do: a deck's chart embeds its data as an xlsx written
+    with the time (its record went stale on every fresh machine)."""
+    for seed in range(len(tasktypes.TYPES)):
+        made = materialize("office/drawn", seed, tmp_path)
+        for p in sorted((made / "state").rglob("*")):
+            if p.suffix in (".xlsx", ".docx", ".pptx"):
+                assert _stamps(p.read_bytes()) <= {(2024, 1, 1, 0, 0, 0), b"2024-01-01T00:00:00Z"}, (draw(seed), p.name)
+
 def test_the_set_covers_every_type_and_industry_with_korean_among_them():
     drawn = [draw(s) for s in range(12 * 11 * 2)]
     assert Counter(t for t, *_ in drawn) == {t: 22 for t in tasktypes.TYPES}
