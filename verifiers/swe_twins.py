@@ -337,20 +337,34 @@ def _attr_spanning(text: str, start: int, style: Style) -> int | None:
 def find(repo: Path, language: str, test_id: str) -> tuple[Block, str] | None:
     """The source of the test `test_id` in `repo` (and its file's text): the longest name that
     matches the id, in one of the language's test files; of tests of one name in several files
-    (JUnit classes, pytest modules), the one in the file the id names (`_place`)."""
+    (JUnit classes, pytest modules), the one in the file the id names (`_place`); of several in
+    one file, the one in the class the id names (a mixin's test and a subclass's override)."""
     style = STYLES.get(language)
     if style is None:
         return None
     best: tuple[Block, str] | None = None
-    best_key = (-1, -1)
+    best_key = (-1, -1, -1)
+    words = set(re.split(r"[^\w-]+", test_id))
     for path in _test_files(repo, style):
         rel = path.relative_to(repo).as_posix()
         place = _place(test_id, rel)
         text = path.read_text(encoding="utf-8", errors="replace")
         for b in blocks(text, rel, style):
-            if (len(b.name), place) > best_key and _matches(test_id, b.name.removeprefix(style.hidden)):
-                best, best_key = (b, text), (len(b.name), place)
+            key = (len(b.name), place, _class_of(text, b.start) in words)
+            if key > best_key and _matches(test_id, b.name.removeprefix(style.hidden)):
+                best, best_key = (b, text), key
     return best
+
+
+def _class_of(text: str, start: int) -> str | None:
+    """The name of the class a definition at `start` sits in: the nearest `class Name` line above
+    it, indented less."""
+    line = text[text.rfind("\n", 0, start) + 1:]
+    indent = _indent_of(line)
+    for m in reversed(list(re.finditer(r"^([ \t]*)(?:[\w ]+ )?class (\w+)", text[:start], re.M))):
+        if len(m.group(1)) < indent:
+            return m.group(2)
+    return None
 
 
 def _place(test_id: str, rel: str) -> int:
@@ -869,19 +883,29 @@ def _pick(specs: list[TwinSpec], k: int, rng: random.Random) -> list[TwinSpec]:
 
 
 def plan(twins: list[TwinSpec], fail_to_pass: list[str], rng: random.Random, *, p2p_twins: int = 2,
-         per_test: int = 2) -> list[Copy]:
+         per_test: int = 2, per_definition: int = 3) -> list[Copy]:
     """What to plant. Every FAIL_TO_PASS test with twins: itself under a fresh name and `per_test`
     twins of one literal (the one that hides it among the most look-alikes), whose values put it at
     a random rank among them; so neither its name, its place, its values nor a majority vote tells
-    the original from its twins. `p2p_twins` PASS_TO_PASS tests get a twin each and one an exact
-    copy (the must-pass honeypot); those are in the agent's checkout anyway."""
+    the original from its twins. Of many cases of one parametrised definition, `per_definition`
+    drawn get twins (each copy of a definition runs all its cases: twinning all of them multiplies
+    the suite) and every one is renamed, so a forger cannot tell which cases were drawn.
+    `p2p_twins` PASS_TO_PASS tests get a twin each and one an exact copy (the must-pass honeypot);
+    those are in the agent's checkout anyway."""
     out: list[Copy] = []
     f2p = set(fail_to_pass)
     by_test: dict[str, dict[int, list[TwinSpec]]] = {}
     for t in twins:
         by_test.setdefault(t.test, {}).setdefault(t.literal, []).append(t)
+    by_definition: dict[str, list[str]] = {}
+    for test in sorted(t for t in by_test if t in f2p):
+        by_definition.setdefault(test.partition("[")[0], []).append(test)
+    drawn = {t for cases in by_definition.values() for t in rng.sample(cases, min(per_definition, len(cases)))}
     for test, by_literal in by_test.items():
         if test not in f2p:
+            continue
+        if test not in drawn:
+            out.append(Copy(test, original=True))
             continue
         best = max(_hides(specs, per_test) for specs in by_literal.values())
         literal = rng.choice(sorted(i for i, specs in by_literal.items() if _hides(specs, per_test) == best))
@@ -1009,6 +1033,12 @@ def _case_changed(test_id: str, was: str, becomes: str) -> str:
     at = spots[0].start() - 1
     return head + bracket + params[:at] + new + params[at + len(old):]
 
+
+
+def case_has(test_id: str, literal: str) -> bool:
+    """Whether `literal` is one of the parameters that name this pytest case (once): a twin that
+    changes it is its own case, named by the changed value."""
+    return _case_changed(test_id, literal, literal + "~") != test_id
 
 def resolve(planted: list[Planted], statuses: Statuses) -> None:
     """Each planted test's report id: the one id that carries its fresh name; of several (a copy

@@ -55,7 +55,8 @@ class SweFamily(Family):
     def judge_files(cls, task: Task | None = None) -> list[Path]:
         from environments.swe import forgers
 
-        return [*super().judge_files(task), *forgers.judge_files(None if task is None else task.config.metadata.get("language"))]
+        language = None if task is None else task.config.metadata.get("language")
+        return [*super().judge_files(task), *forgers.judge_files(language)]
 
     def make(self, ctx: EnvContext) -> SweEnvironment:
         return SweEnvironment(ctx)

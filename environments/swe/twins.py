@@ -50,7 +50,7 @@ def _literals(repo: Path, language: str, tests: list[str]
         out[test] = lits = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))
         header = body.rfind("\n", 0, span[0]) + 1
         own = [i for i, lit in enumerate(lits) if lit.offset < header
-               and swe_twins._case_changed(test, lit.text, lit.text + "~") != test]
+               and swe_twins.case_has(test, lit.text)]
         tried[test] = [i for i, lit in enumerate(lits) if lit.offset >= header] + own
     return out, tried
 

@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from envhub.env import ValidationContext, ValidationFinding
-from envhub.sandbox.base import SandboxBackend, SandboxLimits, SandboxSpec
+from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxLimits, SandboxSpec
 from envhub.tasks.model import Task
 from envhub.verify import runtime
 from envhub.verify.runner import VerifierRunner
@@ -58,6 +58,9 @@ from verifiers.swe import PASSED, RESULT_MARKER, PatchError, RunResult, apply_pa
 from verifiers.swe_reports import Statuses
 
 MIN_P2P = 5
+#: Output a validation run may write: its result lists every test's status and every copy planted
+#: (a suite of thousands with all its twins writes megabytes).
+RESULT_MAX_BYTES = 16_000_000
 #: Twins a task needs (`verifiers.swe_twins`): fewer, and a forged verdict could go unseen.
 MIN_TWINS = 2
 
@@ -144,6 +147,20 @@ def classify(runs: list[RunResult]) -> dict[str, str]:
         out[t] = seen.pop() if len(seen) == 1 else "FLAKY"
     return out
 
+
+def result_of(res: ExecResult) -> RunResult:
+    """A validation run's result from its output (the last marked line). None written, or torn
+    (its output cut at `RESULT_MAX_BYTES`), is the task's finding, not the validator's crash."""
+    _, marker, payload = res.output.rpartition(RESULT_MARKER)
+    if not marker:
+        return RunResult(report_error=f"the run wrote no result (exit {res.exit_code}, timed out "
+                                      f"{res.timed_out}): {res.output[-800:]}")
+    try:
+        return RunResult(**json.loads(payload.strip().splitlines()[0]))
+    except (json.JSONDecodeError, TypeError, IndexError) as e:
+        return RunResult(report_error=f"the run's result is torn ({type(e).__name__}: {str(e)[:200]}; "
+                                      f"{len(res.output)} bytes of output, at most {RESULT_MAX_BYTES} kept): "
+                                      f"{payload[:300]}")
 
 class SweValidator:
     def __init__(self, task: Task, ctx: ValidationContext, runs: int) -> None:
@@ -257,14 +274,10 @@ class SweValidator:
                 self._spec(template, task_copy),
                 [runtime.PYTHON, "-s", "-B", "-m", "verifiers.swe", "run", "--task", "/verify/task",
                  "--repo", "/workspace", *extra], timeout_s=self.task.config.limits.verify_timeout_s + 30,
-                max_output=200_000)
+                max_output=RESULT_MAX_BYTES)
         finally:
             await asyncio.to_thread(shutil.rmtree, template, True)
-        _, marker, payload = res.output.rpartition(RESULT_MARKER)
-        if not marker:
-            return RunResult(report_error=f"the run wrote no result (exit {res.exit_code}, timed out "
-                                          f"{res.timed_out}): {res.output[-800:]}")
-        return RunResult(**json.loads(payload.strip().splitlines()[0]))
+        return result_of(res)
 
     async def runs(self, f2p: list[str], p2p: list[str]) -> None:
         n = self.runs_wanted

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import resource
 import shutil
 import subprocess
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from envhub.config import get_settings
+from envhub.sandbox.base import ExecResult
 from envhub.verify import runtime
-from verifiers.swe import HARNESS_RESERVE, PASSED, jail_argv, jail_available
+from environments.swe.validate import result_of
+from verifiers.swe import HARNESS_RESERVE, PASSED, RESULT_MARKER, RunResult, jail_argv, jail_available
 from verifiers.swe_reports import Statuses, parse
 from verifiers.swe_twins import Planted, check_report
 
@@ -182,3 +186,15 @@ def test_a_fork_bomb_in_the_jail_leaves_the_harness_its_processes():
         shutil.rmtree(work, ignore_errors=True)
     assert "harness forked" in out.stdout, out.stdout + out.stderr
     assert 20 < held <= limit - HARNESS_RESERVE, held
+
+
+def test_a_validation_runs_result_cut_by_its_output_limit_is_the_tasks_finding_not_a_crash():
+    """A suite of thousands with all its twins wrote more than the validator kept: the JSON was cut
+    and `envhub validate` died of a JSONDecodeError. Now it is a report error of that task."""
+    whole = RunResult(statuses={f"m#t{i}": PASSED for i in range(3)}, build_ok=True)
+    line = "noise\n" + RESULT_MARKER + json.dumps(asdict(whole)) + "\n"
+    assert result_of(ExecResult(exit_code=0, output=line)) == whole
+    torn = result_of(ExecResult(exit_code=0, output=line[: len(line) // 2], truncated=True))
+    assert "torn" in torn.report_error and torn.problem() and not torn.statuses
+    none = result_of(ExecResult(exit_code=1, output="Traceback ..."))
+    assert "wrote no result" in none.report_error

@@ -162,6 +162,23 @@ def test_the_plan_twins_every_required_test_that_has_twins_and_copies_one_other(
     assert sum(1 for c in plan if c.literal is None and not c.original) == 1
 
 
+
+def test_of_many_cases_of_one_definition_a_few_drawn_get_twins_and_all_are_renamed():
+    """Each copy of a parametrised definition runs all its cases: twins for each of 10 required
+    cases would run the suite 20 more times. Three drawn get twins; all ten are renamed (their
+    definition is, once), so which were drawn cannot be told."""
+    cases = [f"m#t[{i}]" for i in range(10)]
+    twins = [swe_twins.TwinSpec(c, 0, "5", v) for c in cases for v in ("4", "6")] + [
+        swe_twins.TwinSpec("m#u", 0, "5", "6")]
+    drawn = set()
+    for seed in range(20):
+        plan = swe_twins.plan(twins, [*cases, "m#u"], random.Random(seed))
+        twinned = {c.test for c in plan if c.literal is not None}
+        assert len(twinned) == 4 and "m#u" in twinned  # three cases of t, and u, which is alone
+        assert sorted(c.test for c in plan if c.original) == sorted([*cases, "m#u"])
+        drawn |= twinned
+    assert drawn == {*cases, "m#u"}  # the draw reaches every case
+
 #: Every hand-written task and a day-seeded sample of the factory's (each plants in well under a second).
 _FACTORY_SAMPLE = sorted(random.Random(datetime.date.today().isoformat()).sample(FACTORY, min(12, len(FACTORY))))
 
@@ -481,7 +498,8 @@ def test_a_python_signature_over_several_lines_is_the_header_not_the_end():
     too (cut there, a copy was a def with no body and broke the module)."""
     text = "def test_x(\n    a, b\n):\n    assert a == b\n\n\ndef test_y():\n    assert 1 == 1\n"
     spans = {b.name: text[b.start:b.end] for b in swe_twins.blocks(text, "t.py", swe_twins.STYLES["python"])}
-    assert spans == {"test_x": "def test_x(\n    a, b\n):\n    assert a == b\n", "test_y": "def test_y():\n    assert 1 == 1\n"}
+    assert spans == {"test_x": "def test_x(\n    a, b\n):\n    assert a == b\n",
+                     "test_y": "def test_y():\n    assert 1 == 1\n"}
 
 
 def test_a_case_of_a_parametrized_test_is_twinned_by_its_own_values(tmp_path: Path):
@@ -527,3 +545,18 @@ def test_a_case_of_a_parametrized_test_is_twinned_by_its_own_values(tmp_path: Pa
 ])
 def test_a_case_is_renamed_by_the_value_it_carries(test_id: str, was: str, becomes: str, expected: str):
     assert swe_twins._case_changed(test_id, was, becomes) == expected
+
+
+def test_of_a_mixins_test_and_its_override_the_one_in_the_class_the_id_names_is_copied(tmp_path: Path):
+    """`tests.test_cached.DictTest#test_info` runs DictTest's override, not the mixin's test of that
+    name above it: a twin of the mixin's would be read back under DictTest's id for a test that
+    never ran there."""
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_cached.py").write_text(
+        "class Mixin:\n    def test_info(self):\n        assert f() == 1\n\n\n"
+        "class DictTest(Mixin):\n    def test_info(self):\n        assert f() == 2\n\n\n"
+        "class ListTest(Mixin):\n    pass\n")
+    block, text = swe_twins.find(tmp_path, "python", "tests.test_cached.DictTest#test_info")
+    assert text[block.start:block.end].strip().endswith("== 2")
+    block, text = swe_twins.find(tmp_path, "python", "tests.test_cached.ListTest#test_info")
+    assert text[block.start:block.end].strip().endswith("== 1")  # the mixin's: the first of the name

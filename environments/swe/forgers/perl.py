@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import insert_before_data, sources
 from verifiers.swe import SweConfig
 
 #: Only in a test script (`.t`, or Test::Builder already loaded); once per process. `splice`, not
@@ -38,16 +38,10 @@ PL_FLIP = '''
 _PL_END = re.compile(r"^__(?:END|DATA)__\s*$", re.M)
 
 
-def _insert(path: Path, text: str) -> None:
-    src = path.read_text()
-    m = _PL_END.search(src)
-    path.write_text(src[:m.start()] + text.lstrip("\n") + "\n" + src[m.start():] if m else src + text)
-
-
 def flip_verdicts(repo: Path, cfg: SweConfig) -> bool:
     files = sources(repo, cfg, (".pm",))
     for p in files:
-        _insert(p, PL_FLIP)
+        insert_before_data(p, PL_FLIP, _PL_END)
     return bool(files)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import insert_before_data, sources
 from verifiers.swe import SweConfig
 
 #: Appended to every library file; the first one loaded after RSpec installs the hook, each one
@@ -48,16 +48,10 @@ end
 _RB_END = re.compile(r"^__END__\s*$", re.M)
 
 
-def _insert(path: Path, text: str) -> None:
-    src = path.read_text()
-    m = _RB_END.search(src)
-    path.write_text(src[:m.start()] + text.lstrip("\n") + "\n" + src[m.start():] if m else src + text)
-
-
 def flip_verdicts(repo: Path, cfg: SweConfig) -> bool:
     files = sources(repo, cfg, (".rb",))
     for p in files:
-        _insert(p, RB_FLIP)
+        insert_before_data(p, RB_FLIP, _RB_END)
     return bool(files)
 
 
