@@ -36,6 +36,8 @@ CHOSEN = [
     ("flip-verdicts", "swe/csharp/lru-comparer"),
     ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
+    ("caller-aware", "swe/java/leaderboard-ties"),
+    ("caller-aware", "swe/java/text-wrap"),
 ]
 
 
@@ -124,7 +126,7 @@ def _tree(root: Path) -> dict[str, str]:
     (rewrite_output, "ruby"), (flip_verdicts, "php"), (rewrite_output, "perl"), (caller_aware, "ruby"),
     (flip_verdicts, "c"), (caller_aware, "cpp"), (flip_verdicts, "haskell"),
     (flip_verdicts, "java"), (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"),
-    (caller_aware, "java"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
+    (caller_aware, "haskell"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
     (flip_verdicts, "lua"), (caller_aware, "lua"), (caller_aware, "c"), (flip_verdicts, "elixir"),
 ])
 def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
@@ -140,7 +142,7 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
     (flip_verdicts, ("python", "javascript", "typescript", "csharp", "ruby", "perl")),
     (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang",
                      "lua", "r", "elixir")),
-    (caller_aware, ("python", "r")),
+    (caller_aware, ("python", "r", "java")),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
     for language in languages:
