@@ -19,7 +19,7 @@ import pytest
 
 from envhub.config import REPO_ROOT
 from envhub.tasks.model import Task
-from environments.swe.forgers import FORGERS, MODULES, Forger, caller_aware, flip_verdicts, forges, rewrite_output
+from environments.swe.forgers import FORGERS, KINDS, MODULES, caller_aware, forges
 from environments.swe.repo import clone_base
 from tests.swe.conftest import require_toolchain
 from verifiers import swe_twins
@@ -36,6 +36,8 @@ CHOSEN = [
     ("flip-verdicts", "swe/csharp/lru-comparer"),
     ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
+    ("caller-aware", "swe/java/leaderboard-ties"),
+    ("caller-aware", "swe/java/text-wrap"),
 ]
 
 
@@ -118,39 +120,29 @@ def _tree(root: Path) -> dict[str, str]:
     return {p.relative_to(root).as_posix(): p.read_text() for p in root.rglob("*") if p.is_file()}
 
 
-@pytest.mark.parametrize(("forger", "language"), [
-    (flip_verdicts, "go"), (flip_verdicts, "rust"), (rewrite_output, "javascript"), (rewrite_output, "csharp"),
-    (caller_aware, "go"), (caller_aware, "c"), (caller_aware, "csharp"),
-    (rewrite_output, "ruby"), (flip_verdicts, "php"), (rewrite_output, "perl"), (caller_aware, "ruby"),
-    (flip_verdicts, "c"), (caller_aware, "cpp"), (flip_verdicts, "haskell"),
-    (flip_verdicts, "java"), (flip_verdicts, "ocaml"), (flip_verdicts, "erlang"),
-    (caller_aware, "java"), (caller_aware, "ocaml"), (caller_aware, "erlang"),
-    (flip_verdicts, "lua"), (caller_aware, "lua"), (caller_aware, "r"), (flip_verdicts, "elixir"),
-])
-def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: Forger, language: str):
+#: Every (kind, language) the registry has no forger for, and every one it has.
+OUTSIDE = [(kind, language) for kind in KINDS for language in sorted(MODULES) if kind not in forges(language)]
+INSIDE = [(kind, language) for language in sorted(MODULES) for kind in sorted(forges(language))]
+
+
+@pytest.mark.parametrize(("kind", "language"), OUTSIDE, ids=[f"{k}-{lang}" for k, lang in OUTSIDE])
+def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, kind: str, language: str):
     for name, text in LIBRARY.items():
         (tmp_path / name).parent.mkdir(exist_ok=True)
         (tmp_path / name).write_text(text)
     cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
-    assert forger(tmp_path, cfg, []) is False
+    assert FORGERS[kind](tmp_path, cfg, []) is False
     assert _tree(tmp_path) == LIBRARY
 
 
-@pytest.mark.parametrize(("forger", "languages"), [
-    (flip_verdicts, ("python", "javascript", "typescript", "csharp", "ruby", "perl")),
-    (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang",
-                     "lua", "r", "elixir")),
-    (caller_aware, ("python", "javascript", "typescript")),
-])
-def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
-    for language in languages:
-        root = tmp_path / language
-        for name, text in LIBRARY.items():
-            (root / name).parent.mkdir(parents=True, exist_ok=True)
-            (root / name).write_text(text)
-        cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
-        assert forger(root, cfg, []) is True, language
-        assert _tree(root) != LIBRARY, language
+@pytest.mark.parametrize(("kind", "language"), INSIDE, ids=[f"{k}-{lang}" for k, lang in INSIDE])
+def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, kind: str, language: str):
+    for name, text in LIBRARY.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    cfg = SweConfig(language=language, test_command="true", report_format="junit_xml", report_file="junit.xml")
+    assert FORGERS[kind](tmp_path, cfg, []) is True
+    assert _tree(tmp_path) != LIBRARY
 
 
 def test_a_forger_may_reach_no_required_test_of_a_real_suite(tmp_path: Path):
