@@ -38,6 +38,8 @@ CHOSEN = [
     ("caller-aware", "swe/csharp/rate-limiter"),
     ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
+    # ring-buffer's iter_after_wraparound_and_pop asserts on an iterator's collected items: not forged
+    ("caller-aware", "swe/rust/table-width"),
 ]
 
 
@@ -142,7 +144,7 @@ def test_a_forger_outside_its_languages_changes_nothing(tmp_path: Path, forger: 
     (flip_verdicts, ("python", "javascript", "typescript", "csharp", "ruby", "perl")),
     (rewrite_output, ("python", "go", "rust", "php", "c", "cpp", "haskell", "java", "ocaml", "erlang",
                      "lua", "r", "elixir")),
-    (caller_aware, ("python", "csharp")),
+    (caller_aware, ("python", "csharp", "rust")),
 ])
 def test_a_forger_edits_the_library_of_its_languages(tmp_path: Path, forger: Forger, languages: tuple[str, ...]):
     for language in languages:
