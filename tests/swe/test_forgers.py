@@ -34,10 +34,14 @@ CHOSEN = [
     ("flip-verdicts", "swe/javascript/async-memo"),
     ("flip-verdicts", "swe/typescript/money-split"),
     ("flip-verdicts", "swe/csharp/lru-comparer"),
+    # lru-comparer's CustomComparerMergesKeys reads an out parameter and an event's list: not forged
+    ("caller-aware", "swe/csharp/rate-limiter"),
     ("rewrite-output", "swe/go/lru-evict"),
     ("rewrite-output", "swe/rust/ring-buffer"),
     ("caller-aware", "swe/java/leaderboard-ties"),
     ("caller-aware", "swe/java/text-wrap"),
+    # ring-buffer's iter_after_wraparound_and_pop asserts on an iterator's collected items: not forged
+    ("caller-aware", "swe/rust/table-width"),
 ]
 
 
