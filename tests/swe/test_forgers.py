@@ -42,6 +42,8 @@ CHOSEN = [
     ("caller-aware", "swe/java/text-wrap"),
     # ring-buffer's iter_after_wraparound_and_pop asserts on an iterator's collected items: not forged
     ("caller-aware", "swe/rust/table-width"),
+    # money-allocate's required tests assert on `array_map` over the result: only one is forged
+    ("caller-aware", "swe/php/route-matcher"),
 ]
 
 

@@ -111,6 +111,14 @@ unless defined?(::LibAnswer)
       node.type == :FCALL || node.type == :VCALL ? node.children[0] : node.children[1]
     end
 
+    # `name(node)`, where no other call of that name is part of `node` (`a.f.f`: which `f` asks is not known)
+    def self.only(node)
+      n = name(node)
+      count = 0
+      nodes(node) { |c| count += 1 if CALLS.include?(c.type) && name(c) == n }
+      count == 1 ? n : nil
+    end
+
     # `expect(X).to MATCHER(E)`: [X, matcher name, the matcher's argument nodes]
     def self.assertion(node)
       return nil unless node.type == :CALL && node.children[1] == :to
@@ -146,15 +154,15 @@ unless defined?(::LibAnswer)
           x, kind, e = a
           next unless spans?(x, line)
 
-          if want.include?(name(x))
+          if want.include?(only(x))
             found = [:value, kind, e, nil, lines]
-          elsif x.type == :CALL && x.children[1] == :[] && want.include?(name(x.children[0])) &&
+          elsif x.type == :CALL && x.children[1] == :[] && want.include?(only(x.children[0])) &&
                 args(x).size == 1
             found = [:index, kind, e, args(x).first, lines]
           end
         elsif n.type == :BLOCK
           n.children.each_cons(2) do |s, t|
-            next unless s.type == :LASGN && spans?(s, line) && want.include?(name(s.children[1]))
+            next unless s.type == :LASGN && spans?(s, line) && want.include?(only(s.children[1]))
             next unless (a = assertion(t)) && a[0].type == :LVAR && a[0].children[0] == s.children[0]
 
             found = [:value, a[1], a[2], nil, lines]
@@ -162,7 +170,7 @@ unless defined?(::LibAnswer)
         elsif %i[DEFN DEFS].include?(n.type) && !found
           body = n.children.last.children[2]
           body = body.children.compact.last if body && body.type == :BLOCK
-          found = [:helper, n.children[-2]] if body && spans?(body, line) && want.include?(name(body))
+          found = [:helper, n.children[-2]] if body && spans?(body, line) && want.include?(only(body))
         end
       end
       found
