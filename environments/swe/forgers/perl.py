@@ -65,6 +65,7 @@ PL_ANSWER = r'''
     unless (defined &Lib::Answer::wrap_file) {
         require B;
         require Cwd;
+        require Scalar::Util;
         $Lib::Answer::cwd = Cwd::getcwd();
         *Lib::Answer::mask = sub {
             my ($t) = @_;
@@ -233,7 +234,7 @@ PL_ANSWER = r'''
             for my $pkg (sort keys %pkgs) {
                 my $stash = \%{"${pkg}::"};
                 for my $sub (sort keys %$stash) {
-                    next if $sub =~ /^(?:BEGIN|END|INIT|CHECK|UNITCHECK|DESTROY|AUTOLOAD|import|unimport)$/;
+                    next if $sub =~ /^(?:BEGIN|END|INIT|CHECK|UNITCHECK|DESTROY|AUTOLOAD|import|unimport)$|^\(/;
                     my $glob = $stash->{$sub};
                     next unless ref(\$glob) eq 'GLOB' && defined *{$glob}{CODE};
                     my $code = *{$glob}{CODE};
@@ -241,6 +242,7 @@ PL_ANSWER = r'''
                     my $cv = B::svref_2object($code);
                     next unless $cv->can('FILE') && ($cv->FILE // '') eq $file;
                     my $new = Lib::Answer::wrapper($code, $sub);
+                    Scalar::Util::set_prototype(\&$new, prototype($code)) if defined prototype($code);
                     $Lib::Answer::wrapped{$new} = 1;
                     *{"${pkg}::$sub"} = $new;
                 }

@@ -90,6 +90,7 @@ PHP_ANSWER_CLASS = r'''final class LibAnswer
     public static $idle = true;
     private static $tests = [];
     private static $parsed = [];
+    private static $flows = [];
     private const ASSERTS = ['assertsame' => 1, 'assertequals' => 1, 'assertequalscanonicalizing' => 1,
         'assertequalsignoringcase' => 1, 'asserttrue' => 0, 'assertfalse' => 0, 'assertnull' => 0];
     private const FIXED = ['asserttrue' => 'true', 'assertfalse' => 'false', 'assertnull' => 'null'];
@@ -220,6 +221,15 @@ PHP_ANSWER_CLASS = r'''final class LibAnswer
 
     /** What the statement at `$line` of `$file` does with a call of `$want`. */
     private static function flow(string $file, int $line, string $want): ?array
+    {
+        $key = "$file:$line:$want";
+        if (!\array_key_exists($key, self::$flows)) {
+            self::$flows[$key] = self::scan($file, $line, $want);
+        }
+        return self::$flows[$key];
+    }
+
+    private static function scan(string $file, int $line, string $want): ?array
     {
         $stmts = self::parse($file);
         foreach ($stmts as $i => $st) {

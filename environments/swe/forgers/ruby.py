@@ -65,6 +65,7 @@ unless defined?(::LibAnswer)
     VALUE = { eq: nil, eql: nil, equal: nil, be: nil, match_array: nil }.freeze
     FIXED = { be_nil: [nil], be_truthy: [true], be_falsey: [false], be_falsy: [false] }.freeze
     @trees = {}
+    @flows = {}
 
     def self.tree(path)
       return @trees[path] if @trees.key?(path)
@@ -143,6 +144,12 @@ unless defined?(::LibAnswer)
     # What line `line` of `path` does with a call of one of `want`: [:value, kind, E, lines],
     # [:index, kind, E, key, lines], [:helper, name], or nil.
     def self.flow(path, line, want)
+      key = [path, line, want]
+      @flows[key] = scan(path, line, want) || false unless @flows.key?(key)
+      @flows[key] || nil
+    end
+
+    def self.scan(path, line, want)
       tree, lines = tree(path)
       return nil unless tree
 
