@@ -51,16 +51,9 @@ def _hooked(src: str, hook: str = PHP_HOOK) -> str | None:
         return None
     hook = f"namespace {{{hook}}}\n" if _PHP_BRACED.search(src) else hook
     # a file that ends in HTML mode (`?>`, then maybe text) gets the hook in a PHP block of its own
-    last_open, last_close = src.rfind("<?php"), src.rfind("?>")
-    if last_close > last_open and not _in_comment_tail(src, last_close):
+    if _php_scan(src)[1]:
         return src + "<?php" + hook
     return src.rstrip("\n") + "\n" + hook
-
-
-def _in_comment_tail(src: str, at: int) -> bool:
-    """Whether the `?>` at `at` lies in a `/* ... */` comment (a docblock example; a `//` comment
-    ends at `?>`)."""
-    return src.rfind("/*", 0, at) > src.rfind("*/", 0, at)
 
 
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
@@ -482,23 +475,25 @@ _PHP_TOKEN = re.compile(r"""
 """, re.S | re.X)
 
 
-def _php_tokens(src: str) -> list[tuple[str, str, int]]:
+def _php_scan(src: str) -> tuple[list[tuple[str, str, int]], bool]:
     """`(kind, text, offset)` of the PHP code of `src` (HTML outside `<?php ... ?>` skipped),
-    whitespace and comments left out."""
+    whitespace and comments left out; and whether `src` ends in HTML mode (after a `?>` that is no
+    string's or comment's)."""
     out: list[tuple[str, str, int]] = []
-    i = 0
+    i, html = 0, True
     while (m := re.compile(r"<\?(?:php\b|=)?").search(src, i)) is not None:
-        i = m.end()
+        i, html = m.end(), False
         while i < len(src):
             t = _PHP_TOKEN.match(src, i)
             if t is None:
                 break
             i = t.end()
             if t.lastgroup == "close":
+                html = True
                 break
             if t.lastgroup not in ("ws", "comment"):
                 out.append((t.lastgroup if t.lastgroup in ("id", "var", "op") else "str", t.group(), t.start()))
-    return out
+    return out, html
 
 
 def _matching(toks: list[tuple[str, str, int]], i: int) -> int:
@@ -518,7 +513,7 @@ def _matching(toks: list[tuple[str, str, int]], i: int) -> int:
 def _php_asked(src: str) -> str:
     """`src` with `_PHP_ASK` first in the body of each named function and method that returns a
     value (not `void`/`never`, not by reference, no generator, no magic method)."""
-    toks = _php_tokens(src)
+    toks = _php_scan(src)[0]
     inserts: list[tuple[int, str]] = []
     stack: list[str] = []  # what each open brace opened: class, function or other
     bodies: set[int] = set()
