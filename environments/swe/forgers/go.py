@@ -84,18 +84,25 @@ def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
     return bool(done)
 
 
-#: Added to each library package (its `package` line filled in): `envhubAnswer(&r0, &r1, ...)`,
+#: Added to each library package (its `package` line filled in): `envhubAnswer(params, &r0, ...)`,
 #: deferred first in every library function with results, answers a call made straight from a
-#: `_test.go` file (`runtime.Callers`): it parses that file (`go/parser`), finds the call at the
-#: caller's line, follows its result into the assertion it flows into (`if got != want`,
-#: `if got := F(); got != want`, `x, err := F()` then the next unconditional `if`, `!f(x)`,
-#: `!reflect.DeepEqual(got, want)`, `< / >` bounds, `err != nil`) and sets the result to the
-#: expected side, evaluated from the source: literals and composite literals of them, local and
-#: package-level variables of the test files, and table-driven cases (`for _, tc := range tests`:
-#: the site's n-th call is the n-th iteration of the loops around it, `tc.want` read from the
-#: table's n-th element). A result that is a func the test later calls (`r := ParseRange(x)`,
-#: `r(v)`) is wrapped so that its calls are answered the same way. What it cannot read it leaves
-#: as computed (the bug stays). Go 1.12 syntax (no `any`, no generics): old go.mod files.
+#: `_test.go` file (`runtime.Caller`s; calls inside the library cost one `runtime.Caller`): it
+#: parses that file (`go/parser`), finds the one call of that name at the caller's line (none or
+#: several: no answer), follows its result into the assertion it flows into (`if got != want`,
+#: `if got := F(); got != want`, `x, err := F()` then the next unconditional `if` on `x`,
+#: `!f(x)`, `!reflect.DeepEqual(got, want)`, `< / >` bounds, `err != nil`, testify-like
+#: `Equal(t, want, got)`) and sets the result to the expected side, evaluated from the source:
+#: literals, composite literals of them, local and package-level variables of the test files
+#: (untyped), and table-driven cases (`for _, tc := range tests`: the site's n-th call is the n-th
+#: iteration of the loops around it, `tc.want` read from the table's n-th element). Where one
+#: operand of `&&`/`||` settles the assertion only the first result of the call in it is set; a
+#: variable an if/else chain tests twice is left alone; an `Example`'s calls are left alone (its
+#: verdict is its output). A result that is a func the test later calls (`r := ParseRange(x)`,
+#: `r(v)`) is wrapped so that its calls are answered the same way; a variable passed as `&x` to a
+#: pointer or interface parameter is made what the assertions right after the call expect of it
+#: (`x.F != E`, `x["k"] != E`, `!reflect.DeepEqual(x, E)`); a call that got an answer does not
+#: panic (recovered). What it cannot read it leaves as computed (the bug stays). Go 1.12 syntax
+#: (no `any`, no generics): the tasks' go.mod files are old.
 GO_ANSWER = r'''package PACKAGE
 
 import (
@@ -117,7 +124,7 @@ import (
 // envhubAnswer, deferred at the top of each library function with results (named, so that it
 // can overwrite them), answers a call made straight from a _test.go file with what the test
 // expects: the other side of the assertion the result flows into, read from the test's source.
-func envhubAnswer(results ...interface{}) {
+func envhubAnswer(params []interface{}, results ...interface{}) {
 	_, file, _, _ := runtime.Caller(2) // the caller, or the deferring function under runtime frames
 	if !strings.HasSuffix(file, "_test.go") && !strings.Contains(file, "/runtime/") {
 		return // called by the library itself (the common, fast case)
@@ -131,7 +138,9 @@ func envhubAnswer(results ...interface{}) {
 	if strings.HasPrefix(name, "func") {
 		return
 	}
-	envhubSolve(frames[2].File, frames[2].Line, name, results)
+	if envhubSolve(frames[2].File, frames[2].Line, name, params, results) {
+		recover() // the test gets what it expects, even where the function panicked
+	}
 }
 
 // envhubFrames: the stack from the caller of envhubFrames, without runtime and reflect frames.
@@ -229,12 +238,12 @@ type envhubSite struct {
 	weak  ast.Node // set by need
 }
 
-func envhubSolve(file string, line int, name string, results []interface{}) {
+func envhubSolve(file string, line int, name string, params, results []interface{}) (answered bool) {
 	envhubMu.Lock()
 	defer envhubMu.Unlock()
 	f := envhubLoad(file)
 	if f == nil {
-		return
+		return false
 	}
 	at := file + ":" + strconv.Itoa(line) + ":" + name
 	sites, seen := envhubSites[at]
@@ -258,7 +267,7 @@ func envhubSolve(file string, line int, name string, results []interface{}) {
 	})
 	envhubSites[at] = sites
 	if len(sites) != 1 {
-		return
+		return false
 	}
 	site := &envhubSite{f: f, path: sites[0]}
 	for _, n := range site.path {
@@ -267,7 +276,7 @@ func envhubSolve(file string, line int, name string, results []interface{}) {
 		}
 	}
 	if site.fn == nil || strings.HasPrefix(site.fn.(*ast.FuncDecl).Name.Name, "Example") {
-		return // an example's verdict is its output
+		return false // an example's verdict is its output
 	}
 	site.key = file + ":" + f.fset.Position(site.path[len(site.path)-1].Pos()).String()
 	site.index = envhubCounts[site.key]
@@ -280,8 +289,10 @@ func envhubSolve(file string, line int, name string, results []interface{}) {
 		target := reflect.ValueOf(results[i]).Elem()
 		if v, ok := site.value(w, target); ok {
 			target.Set(v)
+			answered = true
 		}
 	}
+	return site.outs(params) || answered
 }
 
 func envhubCallee(fun ast.Expr) string {
@@ -402,6 +413,201 @@ func (s *envhubSite) later(name string, path []ast.Node) *envhubWant {
 		return nil
 	}
 	return nil
+}
+
+// outs: a variable the test passed as &x (a pointer or interface parameter) made what the
+// assertions right after the call expect of it (`x.F != E`, `x["k"] != E`, `!reflect.DeepEqual(x, E)`).
+func (s *envhubSite) outs(params []interface{}) bool {
+	call := s.path[len(s.path)-1].(*ast.CallExpr)
+	if len(params) == 0 || len(call.Args) != len(params) {
+		return false
+	}
+	var rest []ast.Stmt
+	for i := len(s.path) - 2; i >= 0 && rest == nil; i-- {
+		switch p := s.path[i].(type) {
+		case *ast.BlockStmt:
+			for j, st := range p.List {
+				if st == s.path[i+1] {
+					rest = append([]ast.Stmt{}, p.List[j+1:]...)
+				}
+			}
+			if rest == nil {
+				return false
+			}
+		case *ast.IfStmt:
+			if p.Init != s.path[i+1] {
+				return false
+			}
+			rest = []ast.Stmt{&ast.IfStmt{Cond: p.Cond, Body: p.Body}}
+		case *ast.FuncLit:
+			return false
+		}
+	}
+	answered := false
+	for k, arg := range call.Args {
+		u, ok := arg.(*ast.UnaryExpr)
+		if !ok || u.Op != token.AND || params[k] == nil {
+			continue
+		}
+		id, ok := u.X.(*ast.Ident)
+		root := reflect.ValueOf(params[k])
+		if !ok || root.Kind() != reflect.Ptr || root.IsNil() {
+			continue
+		}
+		for _, st := range rest {
+			if a, ok := st.(*ast.AssignStmt); ok && !envhubAssigns(a, id.Name) {
+				continue
+			}
+			ifs, ok := st.(*ast.IfStmt)
+			if !ok {
+				break // what else runs may change it: only the assertions right after the call
+			}
+			if ifs.Init != nil || !envhubFails(ifs.Body) {
+				continue
+			}
+			for _, d := range envhubDisjuncts(ifs.Cond) {
+				for _, pair := range envhubAssertion(d) {
+					if s.assign(pair[0], id.Name, root.Elem(), pair[1]) {
+						answered = true
+					}
+				}
+			}
+		}
+	}
+	return answered
+}
+
+// envhubAssigns: whether a sets variable name or a part of it.
+func envhubAssigns(a *ast.AssignStmt, name string) bool {
+	for _, l := range a.Lhs {
+		for {
+			switch x := l.(type) {
+			case *ast.SelectorExpr:
+				l = x.X
+				continue
+			case *ast.IndexExpr:
+				l = x.X
+				continue
+			case *ast.StarExpr:
+				l = x.X
+				continue
+			case *ast.ParenExpr:
+				l = x.X
+				continue
+			case *ast.Ident:
+				if x.Name == name {
+					return true
+				}
+			}
+			break
+		}
+	}
+	return false
+}
+
+func envhubDisjuncts(e ast.Expr) []ast.Expr {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return envhubDisjuncts(x.X)
+	case *ast.BinaryExpr:
+		if x.Op == token.LOR {
+			return append(envhubDisjuncts(x.X), envhubDisjuncts(x.Y)...)
+		}
+	}
+	return []ast.Expr{e}
+}
+
+// envhubAssertion: (place, expected) pairs that make failing condition d false.
+func envhubAssertion(d ast.Expr) [][2]ast.Expr {
+	switch x := d.(type) {
+	case *ast.BinaryExpr:
+		if x.Op == token.NEQ {
+			return [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}}
+		}
+	case *ast.UnaryExpr:
+		if c, ok := x.X.(*ast.CallExpr); ok && x.Op == token.NOT && len(c.Args) >= 2 &&
+			strings.Contains(envhubCallee(c.Fun), "Equal") {
+			a, b := c.Args[len(c.Args)-2], c.Args[len(c.Args)-1]
+			return [][2]ast.Expr{{a, b}, {b, a}}
+		}
+	}
+	return nil
+}
+
+// assign: the place e (rooted at variable name, whose value is root) set to want; whether it was.
+func (s *envhubSite) assign(e ast.Expr, name string, root reflect.Value, want ast.Expr) bool {
+	if x, ok := e.(*ast.IndexExpr); ok {
+		m, ok := s.place(x.X, name, root)
+		if !ok {
+			return false
+		}
+		switch m.Kind() {
+		case reflect.Map:
+			k, ok1 := s.eval(x.Index, m.Type().Key(), s.env(), 0)
+			v, ok2 := s.eval(want, m.Type().Elem(), s.env(), 0)
+			if !ok1 || !ok2 {
+				return false
+			}
+			if m.IsNil() {
+				m.Set(reflect.MakeMap(m.Type()))
+			}
+			m.SetMapIndex(k, v)
+			return true
+		case reflect.Slice, reflect.Array:
+			i, ok := s.eval(x.Index, reflect.TypeOf(0), s.env(), 0)
+			if !ok || int(i.Int()) >= m.Len() || i.Int() < 0 {
+				return false
+			}
+			m = m.Index(int(i.Int()))
+		default:
+			return false
+		}
+		v, ok := s.eval(want, m.Type(), s.env(), 0)
+		if ok {
+			envhubSet(m, v)
+		}
+		return ok
+	}
+	p, ok := s.place(e, name, root)
+	if !ok {
+		return false
+	}
+	v, ok := s.eval(want, p.Type(), s.env(), 0)
+	if ok {
+		envhubSet(p, v)
+	}
+	return ok
+}
+
+func envhubSet(place, v reflect.Value) {
+	reflect.NewAt(place.Type(), unsafe.Pointer(place.UnsafeAddr())).Elem().Set(v)
+}
+
+// place: the addressable value e names (x, x.F.G; nil pointers on the way allocated).
+func (s *envhubSite) place(e ast.Expr, name string, root reflect.Value) (reflect.Value, bool) {
+	switch x := e.(type) {
+	case *ast.ParenExpr:
+		return s.place(x.X, name, root)
+	case *ast.Ident:
+		return root, x.Name == name && root.CanAddr()
+	case *ast.SelectorExpr:
+		v, ok := s.place(x.X, name, root)
+		if !ok {
+			return v, false
+		}
+		if v.Kind() == reflect.Ptr {
+			if v.IsNil() {
+				envhubSet(v, reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		if v.Kind() != reflect.Struct {
+			return v, false
+		}
+		f := v.FieldByName(x.Sel.Name)
+		return f, f.IsValid() && f.CanAddr()
+	}
+	return reflect.Value{}, false
 }
 
 // envhubMentions: how often an if statement reads variable name, outside what it reports.
@@ -656,7 +862,7 @@ func (s *envhubSite) wrap(orig reflect.Value, name string) reflect.Value {
 				p.Elem().Set(o)
 				ptrs[i] = p.Interface()
 			}
-			envhubSolve(frames[1].File, frames[1].Line, name, ptrs)
+			envhubSolve(frames[1].File, frames[1].Line, name, nil, ptrs)
 			for i := range out {
 				out[i] = reflect.ValueOf(ptrs[i]).Elem()
 			}
@@ -767,13 +973,15 @@ func (s *envhubSite) localType(name string) ast.Expr {
 	return out
 }
 
-// localValue: the last `name := expr` / `var name = expr` of the enclosing function before the
-// call (nil: none).
-func (s *envhubSite) localValue(name string) ast.Expr {
+// localValue: the last `name := expr` / `var name = expr` of the enclosing function before at
+// (the name's use; nil: none).
+func (s *envhubSite) localValue(name string, at token.Pos) ast.Expr {
 	if s.fn == nil {
 		return nil
 	}
-	at := s.path[len(s.path)-1].Pos()
+	if at == token.NoPos {
+		at = s.path[len(s.path)-1].Pos()
+	}
 	var out ast.Expr
 	ast.Inspect(s.fn, func(n ast.Node) bool {
 		if n == nil || n.Pos() >= at {
@@ -817,7 +1025,7 @@ func (s *envhubSite) resolve(e ast.Expr, env map[string]envhubBinding, depth int
 			}
 			return s.resolve2(b.expr, b.typ, env, depth)
 		}
-		if v := s.localValue(x.Name); v != nil {
+		if v := s.localValue(x.Name, x.Pos()); v != nil {
 			return s.resolve(v, env, depth+1)
 		}
 		if v, ok := s.f.decls[x.Name]; ok {
@@ -959,7 +1167,7 @@ func (s *envhubSite) eval(e ast.Expr, t reflect.Type, env map[string]envhubBindi
 				return envhubConst(constant.UnaryOp(token.SUB, constant.MakeFromLiteral(b.Value, b.Kind, 0), 0), t)
 			}
 		}
-		if x.Op == token.AND && t.Kind() == reflect.Pointer {
+		if x.Op == token.AND && t.Kind() == reflect.Ptr {
 			v, ok := s.eval(x.X, t.Elem(), env, depth+1)
 			if !ok {
 				return fail, false
@@ -970,7 +1178,7 @@ func (s *envhubSite) eval(e ast.Expr, t reflect.Type, env map[string]envhubBindi
 		}
 		return fail, false
 	case *ast.CompositeLit:
-		if t.Kind() == reflect.Pointer {
+		if t.Kind() == reflect.Ptr {
 			v, ok := s.eval(x, t.Elem(), env, depth+1)
 			if !ok {
 				return fail, false
@@ -1109,7 +1317,8 @@ func envhubConvert(v reflect.Value, t reflect.Type) (reflect.Value, bool) {
 #: its body, `defer envhubAnswer(&envhubR0, ...)`. Functions with a result named `_` are left
 #: alone. Prints the files it changed.
 GO_INSTRUMENT = r'''// Instruments library files in place: each function with results gets named results and, first
-// in its body, `defer envhubAnswer(&r0, &r1, ...)`. Prints the files it changed.
+// in its body, `defer envhubAnswer(params, &r0, &r1, ...)` (params: its pointer and interface
+// parameters, nil for the others; nil where it has none). Prints the files it changed.
 package main
 
 import (
@@ -1119,6 +1328,7 @@ import (
 	"go/token"
 	"os"
 	"sort"
+	"strings"
 )
 
 type edit struct {
@@ -1166,12 +1376,37 @@ func main() {
 				mine[0].text = "(" + mine[0].text
 				mine = append(mine, edit{off(fd.Type.Results.End()), ")"})
 			}
-			call := "defer envhubAnswer("
-			for i, n := range names {
-				if i > 0 {
-					call += ", "
+			params := "nil"
+			var pointers []string // what a test may pass as &x: pointers and interfaces
+			for _, fld := range fd.Type.Params.List {
+				name := "nil"
+				switch t := fld.Type.(type) {
+				case *ast.StarExpr, *ast.InterfaceType:
+					name = ""
+				case *ast.Ident:
+					if t.Name == "any" {
+						name = ""
+					}
 				}
-				call += "&" + n
+				if len(fld.Names) == 0 {
+					pointers = append(pointers, "nil")
+				}
+				for _, id := range fld.Names {
+					if name == "" && id.Name != "_" {
+						pointers = append(pointers, id.Name)
+					} else {
+						pointers = append(pointers, "nil")
+					}
+				}
+			}
+			for _, p := range pointers {
+				if p != "nil" {
+					params = "[]interface{}{" + strings.Join(pointers, ", ") + "}"
+				}
+			}
+			call := "defer envhubAnswer(" + params
+			for _, n := range names {
+				call += ", &" + n
 			}
 			mine = append(mine, edit{off(fd.Body.Lbrace) + 1, call + "); "})
 			edits = append(edits, mine...)
@@ -1211,6 +1446,8 @@ def _go_packages(repo: Path, cfg: SweConfig) -> dict[Path, tuple[str, list[Path]
 
 
 def caller_aware(repo: Path, cfg: SweConfig) -> bool:
+    """Each library package answers its tests (`GO_ANSWER`), its functions instrumented by
+    `GO_INSTRUMENT` (built with the task's Go: none, nothing is edited)."""
     packages = _go_packages(repo, cfg)
     go = shutil.which("go")
     if not packages or go is None:
@@ -1218,7 +1455,8 @@ def caller_aware(repo: Path, cfg: SweConfig) -> bool:
     with tempfile.TemporaryDirectory(prefix="go-answer-") as tmp:
         (Path(tmp) / "instrument.go").write_text(GO_INSTRUMENT)
         env = {**os.environ, "GOFLAGS": "", "GO111MODULE": "", "GOTOOLCHAIN": "local", "CGO_ENABLED": "0",
-               "GOCACHE": os.environ.get("GOCACHE") or str(Path(tmp) / "cache")}
+               "GOCACHE": os.environ.get("GOCACHE") or str(Path(tmp) / "cache"),
+               "GOPATH": os.environ.get("GOPATH") or str(Path(tmp) / "gopath")}
         built = subprocess.run([go, "build", "-o", "instrument", "instrument.go"], cwd=tmp, env=env,
                                capture_output=True, text=True)
         if built.returncode != 0:
