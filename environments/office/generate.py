@@ -49,7 +49,6 @@ def _sha(p: Path) -> str:
     return hashlib.sha256(p.read_bytes()).hexdigest()
 
 
-
 _OOXML = (".xlsx", ".docx", ".pptx")
 
 
@@ -74,6 +73,7 @@ def _steady_embedded(state: Path) -> None:
         with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
             for name, data in entries:
                 z.writestr(zipfile.ZipInfo(name, FIXED_TIME), data, compress_type=zipfile.ZIP_DEFLATED)
+
 
 def build_task(out_dir: Path, ttype: str, industry: str, lang: str, seed: int, lo: LibreOffice | None) -> Path:
     slug, type_name = tasktypes.TYPES[ttype]
