@@ -1034,7 +1034,6 @@ def _case_changed(test_id: str, was: str, becomes: str) -> str:
     return head + bracket + params[:at] + new + params[at + len(old):]
 
 
-
 def case_has(test_id: str, literal: str) -> bool:
     """Whether `literal` is one of the parameters that name this pytest case (once): a twin that
     changes it is its own case, named by the changed value."""
