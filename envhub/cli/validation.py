@@ -37,6 +37,10 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              runs: int = typer.Option(3, help="Oracle runs per task."),
              sample: int = typer.Option(0, help="Validate a random sample of this many tasks."),
              seed: int = typer.Option(0, help="Seed for --sample."),
+             budget_s: float = typer.Option(0.0, "--budget-s",
+                                            help="With --sample: draw tasks while their recorded validation "
+                                                 "times add up to at most this many seconds (0: no bound); "
+                                                 "a task that alone takes more is left to a full run."),
              check_records: bool = typer.Option(False, "--check-records",
                                                 help="Only check that every record is present, fresh and validated."),
              write: bool = typer.Option(True, help="Write validation.json records."),
@@ -72,7 +76,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
         return
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if validation_status(t) == "validated"]
-        tasks = random.Random(seed).sample(recorded, min(sample, len(recorded)))
+        tasks = _draw(recorded, sample, seed, budget_s)
     if resume:
         done = [t for t in tasks if validation_status(t) in ("validated", "rejected")]
         tasks = [t for t in tasks if t not in done]
@@ -118,6 +122,22 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if data["rejected"] or lacking:
         raise typer.Exit(1)
 
+
+def _draw(tasks: list, n: int, seed: int, budget_s: float) -> list:
+    """`n` of `tasks` drawn by `seed`; with a budget, those of the drawn order whose recorded
+    validation times (`seconds` in the record) still fit in it: a day's draw costs about the same
+    whichever tasks it meets, so a slow task does not stretch CI past its limit."""
+    if not budget_s:
+        return random.Random(seed).sample(tasks, min(n, len(tasks)))
+    picked, spent = [], 0.0
+    for task in random.Random(seed).sample(tasks, len(tasks)):
+        cost = float((task.validation_record() or {}).get("seconds") or 0.0)
+        if spent + cost <= budget_s:
+            picked.append(task)
+            spent += cost
+            if len(picked) == n:
+                break
+    return picked
 
 
 def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:

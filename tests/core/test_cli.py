@@ -191,3 +191,22 @@ def test_core_commands_import_no_family_module() -> None:
             "print(sorted({m.split('.')[1] for m in sys.modules if m.startswith('environments.')}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+
+
+def test_a_budgeted_sample_draws_what_fits_and_never_a_task_over_the_budget() -> None:
+    """CI's day-seeded SWE re-check: the recorded validation times of the drawn tasks add up to at
+    most the budget, whichever day it is, and the draw is the seed's (the same tasks twice)."""
+    from envhub.cli.validation import _draw
+    from envhub.config import REPO_ROOT
+    from envhub.tasks.catalog import Catalog
+
+    tasks = Catalog(REPO_ROOT / "tasks").filter(env="swe")
+    cost = {t.id: float((t.validation_record() or {}).get("seconds") or 0.0) for t in tasks}
+    budget = sorted(cost.values())[len(cost) // 2] * 3  # a few typical tasks, fewer than the slowest
+    assert max(cost.values()) > budget
+    for seed in range(20):
+        drawn = _draw(tasks, 6, seed, budget)
+        assert drawn and len(drawn) <= 6
+        assert sum(cost[t.id] for t in drawn) <= budget
+        assert [t.id for t in _draw(tasks, 6, seed, budget)] == [t.id for t in drawn]
+    assert len(_draw(tasks, 6, 1, 0)) == 6  # no budget: the count alone
