@@ -408,9 +408,16 @@ def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
     return (None if timed_out else proc.returncode), text, timed_out
 
 
-#: When this process started. The verifier's pytest imports this module first thing, a moment after
-#: the runner's clock for `verify_timeout_s` started: grading counts its time from here.
-STARTED = time.monotonic()
+def process_age_s() -> float:
+    """How long ago this process started: the verifier's, a moment after the runner's clock for
+    `verify_timeout_s` started. Read from /proc, not from an import-time clock: a warm verifier
+    imports this module once and forks a child per verify (0 where /proc cannot tell)."""
+    try:
+        fields = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+        return max(0.0, uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK"))  # field 22: starttime
+    except (OSError, ValueError, IndexError):
+        return 0.0
 
 
 def suite_budget_s(cfg: SweConfig) -> float:
@@ -554,7 +561,7 @@ def grade(state: Path = STATE, task_dir: Path = TASK) -> Grade:
     f2p, p2p = load_tests_json(task_dir)
     cfg = SweConfig.from_task_dir(task_dir)
     run = run_state(state, task_dir, twins=True,
-                    timeout_s=max(1.0, suite_budget_s(cfg) - (time.monotonic() - STARTED)))
+                    timeout_s=max(1.0, suite_budget_s(cfg) - process_age_s()))
     if run.toolchain_error or run.harness_error:
         raise EnvFault(run.problem())
     return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p, language=cfg.language)

@@ -82,10 +82,11 @@ def test_a_suite_the_agents_code_makes_slow_is_its_failure_before_the_verifiers_
     assert cfg.verify_timeout_s == 30
     core = base_checkout / "intervalset" / "core.py"
     core.write_text(core.read_text() + "\nimport time\ntime.sleep(3600)\n")
-    monkeypatch.setattr(swe, "STARTED", time.monotonic() - 5)
+    monkeypatch.setattr(swe, "process_age_s", lambda: 5.0)
+    started = time.monotonic() - 5.0
     grade.cache_clear()
     g = grade(base_checkout, task_dir)
-    assert time.monotonic() - swe.STARTED < cfg.verify_timeout_s
+    assert time.monotonic() - started < cfg.verify_timeout_s
     assert g.run.timed_out
     with pytest.raises(AssertionError, match="did not finish in the time a run is given"):
         g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
@@ -125,3 +126,20 @@ def test_restore_does_not_follow_symlinks(tmp_path: Path, python_task: Task, bas
     assert (repo / "tests").is_dir() and not (repo / "tests").is_symlink()
     assert (repo / "tests" / "test_core.py").is_file()
     assert not (repo / "extra_conftest_dir" / "conftest.py").exists()
+
+
+def test_a_verifier_forked_from_a_warm_process_counts_its_time_from_the_fork():
+    """A warm verifier imported `verifiers.swe` long before it forks a child per verify: the child's
+    age is its own (a clock taken at import would leave a late verify no time at all)."""
+    parent = swe.process_age_s()
+    time.sleep(1.5)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report its age and leave at once
+        os.write(write, repr(swe.process_age_s()).encode())
+        os._exit(0)
+    os.close(write)
+    child = float(os.read(read, 64))
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert child < 1.0 <= parent + 1.5 - child
