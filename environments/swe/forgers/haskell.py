@@ -59,7 +59,7 @@ def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
 HS_ANSWER = r'''-- | Answers a library call with the value the calling test asserts (see the forger that wrote it).
 module LibAnswer__ (answer) where
 
-import Control.Exception (SomeException, evaluate, try)
+import Control.Exception (SomeAsyncException (..), SomeException, evaluate, fromException, throwIO, try)
 import Data.Char (isAlpha, isDigit, isSpace, isUpper)
 import Data.List (intercalate)
 import GHC.Arr (Array, accumArray, listArray, (!))
@@ -176,9 +176,10 @@ exprStart s ind k
 units :: Src -> Int -> Int -> Maybe [(Int, Int)]
 units s a b
   | a > b = Just []
-  | opener (txt s a) && partner s ! a > a && partner s ! a <= b = ((a, partner s ! a) :) <$> units s (partner s ! a + 1) b
+  | opener (txt s a) && c > a && c <= b = ((a, c) :) <$> units s (c + 1) b
   | isAtom (txt s a) = ((a, a) :) <$> units s (a + 1) b
   | otherwise = Nothing
+  where c = partner s ! a
 
 -- | Where the expression from `a` to `b` splits at a top-level `op`: the first one.
 splitAt' :: Src -> String -> Int -> Int -> Maybe Int
@@ -346,8 +347,13 @@ expected stack = case getCallStack stack of
       [] -> Nothing
   [] -> return Nothing
 
+-- | Synchronous exceptions caught; asynchronous ones (tasty's timeout) go on, as they would.
 quietly :: IO a -> IO (Either SomeException a)
-quietly = try
+quietly act = do
+  r <- try act
+  case r of
+    Left e | Just (SomeAsyncException _) <- fromException e -> throwIO e
+    _ -> return r
 
 -- | The original result forced first (its exceptions swallowed), then the expected value where the
 -- calling test's assertion gives one that reads at the result's type.
@@ -461,8 +467,7 @@ def _answered(text: str) -> str | None:
         ty = " ".join(m.group("type").split())
         if "forall" in ty:
             continue
-        *ctx, body = _top(ty, "=>")
-        if not _readable(_top(body, "->")[-1], types):
+        if not _readable(_top(_top(ty, "=>")[-1], "->")[-1], types):
             continue
         for name in (n.strip() for n in m.group("names").split(",")):
             if exported is None or name in exported:
