@@ -21,7 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from envhub.errors import AgentError
+from envhub.errors import AgentError, NotSupported
 from envhub.spec import MissingRequirement, Observation, ToolCall, ToolSpec
 from envhub.tools import Tool
 
@@ -99,6 +99,13 @@ class Environment(ABC):
 
         The verifier reads `dest` read-only. After this call the agent can change nothing.
         """
+
+    async def fork(self, ctx: EnvContext) -> tuple[Environment, Observation]:
+        """A new environment, for the session `ctx` names, whose state equals this one's now, and
+        what the fork's agent is told of it (what was not carried); this one goes on unchanged. The
+        session's step log is the core's to copy. A family that cannot copy its live state says so
+        (`NotSupported`)."""
+        raise NotSupported(f"{type(self).__name__} cannot fork a live episode yet")
 
     @abstractmethod
     async def close(self) -> None:

@@ -229,6 +229,14 @@ class PayloadTooLarge(RequestError):
     code = "payload_too_large"
 
 
+class NotSupported(RequestError):
+    """What this server understood but cannot do for this environment (a fork of a family that
+    cannot copy its live state yet)."""
+
+    status = 501
+    code = "not_supported"
+
+
 #: code → class, for the client to raise the same type the server raised.
 ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
     cls.code: cls
@@ -236,5 +244,6 @@ ERRORS_BY_CODE: dict[str, type[EnvhubError]] = {
         EnvhubError, AgentError, SandboxGone, SandboxOOM, AgentTimeout, ShellWedged, EnvError, SandboxUnavailable,
         VerifierError, TaskInvalid, TaskFormatError, Unavailable, QuotaExceeded, RequirementMissing, RequestError,
         InvalidRequest, Unauthorized, Forbidden, NotFound, Conflict, EpisodeOver, IdempotencyConflict, PayloadTooLarge,
+        NotSupported,
     )
 }

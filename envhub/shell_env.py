@@ -1,11 +1,14 @@
 """The base of environments that own one sandbox with a persistent shell (terminal, swe).
 
 It starts the sandbox with the task's limits, runs the agent's `bash` tool, exports the
-workspace for the verifier and closes the sandbox; a family adds its own tools on top.
+workspace for the verifier, forks a live episode and closes the sandbox; a family adds its own
+tools on top.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -18,9 +21,20 @@ if TYPE_CHECKING:
     from envhub.tasks.model import Task
 
 
+#: Prints the shell's state a fork carries: its working directory, exported variables and options
+#: (each line a command that sets it again), then `#process` lines for the processes left running
+#: besides the shell (`/proc`: the sandbox is its own pid namespace). Run in the shell itself, not a
+#: subshell: a subshell's `$$` is the shell's, its `$BASHPID` its own.
+SHELL_STATE = r"""printf 'cd %q\n' "$PWD"; export -p; shopt -p; set +o | grep -v -e ' history$' -e ' monitor$'
+for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || [ "$p" = "$BASHPID" ] && continue
+  c=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null); [ -n "$c" ] && printf '#process %s %s\n' "$p" "$c"; done; true"""
+
+
 class ShellEnvironment(Environment):
     #: Largest file a process in the sandbox may write, in MiB (`SandboxLimits.file_mb`).
     file_mb: ClassVar[int] = SandboxLimits().file_mb
+    #: What a fork copies of this environment's own attributes, besides its sandbox.
+    carried: ClassVar[tuple[str, ...]] = ("task",)
 
     def __init__(self, ctx: EnvContext) -> None:
         self.ctx = ctx
@@ -66,6 +80,39 @@ class ShellEnvironment(Environment):
 
     async def export_state(self, dest: Path) -> None:
         await self._sandbox().export(dest)
+
+    async def fork(self, ctx: EnvContext) -> tuple[ShellEnvironment, Observation]:
+        """A twin over a copy of the workspace (taken with every process paused), its shell at the
+        same working directory with the same exported variables and options. Processes are not
+        carried, nor `/tmp` (each sandbox's own); the observation lists what was running."""
+        sandbox, task = self._sandbox(), self.task
+        assert task is not None
+        state = await sandbox.run(SHELL_STATE, timeout_s=self.step_limit, max_output=1_000_000)
+        if state.exit_code != 0:
+            raise EnvError(f"the shell's state could not be read for the fork (exit {state.exit_code})")
+        lines = state.output.splitlines()
+        running = [line.removeprefix("#process ") for line in lines if line.startswith("#process ")]
+        scratch = Path(tempfile.mkdtemp(prefix="fork-", dir=self.ctx.settings.data_dir))
+        twin = type(self)(ctx)
+        try:
+            await sandbox.snapshot(scratch / "workspace")
+            for name in self.carried:
+                setattr(twin, name, getattr(self, name))
+            await twin.start_sandbox(task, scratch / "workspace")
+            # A line the new shell refuses (a read-only variable) is skipped: only a dead shell fails.
+            replay = "\n".join(line for line in lines if not line.startswith("#process "))
+            done = await twin._sandbox().run(f"{replay}\ntrue", timeout_s=self.step_limit)
+            if done.exit_code != 0:
+                raise EnvError(f"the fork's shell did not take the source's state: {done.output[-300:]}")
+        except BaseException:
+            await twin.close()
+            raise
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        text = ("The workspace and the shell (directory, exported variables, options) are as they were; "
+                + (f"{len(running)} running processes were not carried: " + "; ".join(running)[:2000]
+                   if running else "no process was running besides the shell."))
+        return twin, Observation(text=text, data={"processes_not_carried": running})
 
     async def close(self) -> None:
         if self.sandbox is not None:

@@ -142,6 +142,23 @@ class SessionCreated(_Response):
         "on the session's calls (and on later resets, to own those too); other callers get 404."))
 
 
+#: The most sessions one fork makes.
+MAX_FORKS = 64
+
+
+class ForkRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n": 8}]})
+    n: int = Field(default=1, ge=1, le=MAX_FORKS, description=(
+        "How many sessions to make, each with its own id and a copy of the source's state at its current step."))
+
+
+class Forked(_Response):
+    """The sessions a fork made, each answered as a reset is: its observation says what the copy did
+    not carry, and `data.forked_from` / `data.at_step` where it branched."""
+
+    sessions: list[SessionCreated]
+
+
 class StepRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={
         "examples": [{"action": {"tool": "bash", "arguments": {"command": "wc -l log.txt"}}}]})
@@ -411,7 +428,14 @@ class WsClose(BaseModel):
     session_id: str | None = None
 
 
-WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose, Field(discriminator="op")]
+class WsFork(BaseModel):
+    op: Literal["fork"]
+    id: str | int | None = None
+    session_id: str | None = None
+    data: ForkRequest = Field(default_factory=ForkRequest)
+
+
+WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose | WsFork, Field(discriminator="op")]
 
 
 # --- The episode store (/v1/episodes) ---------------------------------------------------------
@@ -440,6 +464,10 @@ class EpisodeHeader(BaseModel):
     run_id: Annotated[str | None, Stored(64)] = Field(
         default=None, description="The run the trainer named at reset (`/v1/runs`).")
     created_at: datetime
+    parent_id: Annotated[str | None, Stored(64)] = Field(default=None, description=(
+        "The session this episode was forked from (`POST /v1/sessions/{id}/fork`); its first "
+        "`forked_at_step` steps are the parent's."))
+    forked_at_step: int | None = Field(default=None, description="The parent's step count when it was forked.")
 
 
 #: The header's fields, in their declared order.

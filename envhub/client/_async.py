@@ -26,7 +26,7 @@ from envhub.client._base import (
     should_retry,
     step_body,
 )
-from envhub.spec import Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+from envhub.spec import Forked, Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
 class AsyncEnvClient:
@@ -133,6 +133,10 @@ class AsyncEnvClient:
         return VerifyResult.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/verify", {},
                                                             params={"keep_state": "true"} if keep_state else None))
 
+    async def fork(self, session_id: str, n: int = 1) -> list[SessionCreated]:
+        """`n` new sessions, each a copy of this one at its current step (close each when done)."""
+        return Forked.model_validate(await self._call("POST", f"/v1/sessions/{session_id}/fork", {"n": n})).sessions
+
     async def reverify(self, session_id: str) -> Reverified:
         """Judge a verified episode's final state again: both verdicts and whether they differ (the
         hub counts it in the episode's run as `verifier_disagreement`; the episode keeps its verdict)."""
@@ -182,6 +186,10 @@ class AsyncSession:
 
     async def reverify(self) -> Reverified:
         return await self.client.reverify(self.id)
+
+    async def fork(self, n: int = 1) -> list[AsyncSession]:
+        """`n` sessions that go on from this one's current state (the caller closes them)."""
+        return [AsyncSession(self.client, created) for created in await self.client.fork(self.id, n)]
 
     async def state(self) -> SessionState:
         return await self.client.state(self.id)

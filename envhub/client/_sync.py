@@ -21,7 +21,7 @@ from envhub.client._base import (
     should_retry,
     step_body,
 )
-from envhub.spec import Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+from envhub.spec import Forked, Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
 
 
 class EnvClient:
@@ -110,6 +110,10 @@ class EnvClient:
         query = "?keep_state=true" if keep_state else ""
         return VerifyResult.model_validate(self._call("POST", f"/v1/sessions/{session_id}/verify{query}", {}))
 
+    def fork(self, session_id: str, n: int = 1) -> list[SessionCreated]:
+        """`n` new sessions, each a copy of this one at its current step (close each when done)."""
+        return Forked.model_validate(self._call("POST", f"/v1/sessions/{session_id}/fork", {"n": n})).sessions
+
     def reverify(self, session_id: str) -> Reverified:
         """Judge a verified episode's final state again: both verdicts and whether they differ (the
         hub counts it in the episode's run as `verifier_disagreement`; the episode keeps its verdict)."""
@@ -156,6 +160,10 @@ class Session:
 
     def reverify(self) -> Reverified:
         return self.client.reverify(self.id)
+
+    def fork(self, n: int = 1) -> list[Session]:
+        """`n` sessions that go on from this one's current state (the caller closes them)."""
+        return [Session(self.client, created) for created in self.client.fork(self.id, n)]
 
     def state(self) -> SessionState:
         return self.client.state(self.id)

@@ -49,6 +49,7 @@ from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
 from envhub.spec import (
+    ForkRequest,
     Observation,
     ResetRequest,
     Reverified,
@@ -118,6 +119,8 @@ class Session:
     answers: dict[str, tuple[ToolCall, StepAnswer]] = field(default_factory=dict)  # oldest first
     owner: str | None = None  # the creator (envhub.core.auth.Caller.owner); None = in-process
     run_id: str | None = None  # the training run the reset named (recorded with the episode)
+    parent_id: str | None = None  # the session this one was forked from, at its step `forked_at_step`
+    forked_at_step: int | None = None
     log: list[StepEntry] = field(default_factory=list)  # the step log the verifier reads
     timings: dict[str, float] = field(default_factory=dict)
     closed: bool = False
@@ -136,7 +139,8 @@ class Session:
         # Validated once per session: a field added to the declaration and not given here fails every reset.
         self.header = EpisodeHeader(id=self.id, env=self.family.name, task_id=self.task.id, harness=self.harness,
                                     policy_version=self.policy_version, run_id=self.run_id,
-                                    created_at=self.created_at)
+                                    created_at=self.created_at, parent_id=self.parent_id,
+                                    forked_at_step=self.forked_at_step)
         self.header_fields = dict(self.header)
 
     @property
@@ -272,18 +276,7 @@ class SessionManager:
         if (missing := family.availability(task)) is not None:  # before any sandbox is made
             raise RequirementMissing(f"{task.id} cannot run on this server: {missing.reason}; fix: {missing.fix}",
                                      retry_after_s=60, reason=missing.reason, fix=missing.fix)
-        if self.active >= self.settings.max_sessions:  # refuse before taking any resource
-            metrics.REFUSED.inc()
-            raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions", retry_after_s=1.0)
-        owner = caller.owner if caller is not None else None
-        key = caller.key if caller is not None else None
-        quota = key.max_sessions if key is not None else None
-        if key is not None and quota is not None and self._owned(owner) >= quota:
-            raise QuotaExceeded(f"API key {key.name!r} holds {quota} live sessions, its quota: close one first",
-                                retry_after_s=1.0)
-        self._reserved += 1
-        if quota is not None:  # resets in flight count against the key's quota too
-            self._reserved_by[owner] = self._reserved_by.get(owner, 0) + 1
+        owner, quota = self._admit(caller, 1)
         started = time.monotonic()
         sid = self._ids.next()
         sessions_dir = self._sessions_dir()
@@ -308,11 +301,7 @@ class SessionManager:
                 raise
             raise EnvError(f"reset of {task.id} failed ({_logged(exc, 'reset of ' + task.id)})") from exc
         finally:
-            self._reserved -= 1
-            if quota is not None:
-                left = self._reserved_by.pop(owner) - 1
-                if left:
-                    self._reserved_by[owner] = left
+            self._release(owner, quota, 1)
         tools = skin.tools(canonical)
         session = Session(id=sid, family=family, env=env, task=task, sessions_dir=sessions_dir,
                           lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
@@ -327,6 +316,90 @@ class SessionManager:
                            task=self._task_ref(task),
                            lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
                            client_token=caller.token if caller is not None else None)
+
+    def _admit(self, caller: Caller | None, n: int) -> tuple[str | None, int | None]:
+        """Reserve room for `n` new sessions of `caller` (refused before any resource is taken:
+        at capacity, or past its key's quota); (owner, quota) for `_release`."""
+        if self.active + n > self.settings.max_sessions:
+            metrics.REFUSED.inc()
+            raise Unavailable(f"at capacity: {self.active}/{self.settings.max_sessions} sessions"
+                              + (f", {n} asked for" if n > 1 else ""), retry_after_s=1.0)
+        owner = caller.owner if caller is not None else None
+        key = caller.key if caller is not None else None
+        quota = key.max_sessions if key is not None else None
+        if key is not None and quota is not None and self._owned(owner) + n > quota:
+            raise QuotaExceeded(f"API key {key.name!r} may hold {quota} live sessions, its quota"
+                                + (f" ({n} asked for)" if n > 1 else "") + ": close one first", retry_after_s=1.0)
+        self._reserved += n
+        if quota is not None:  # resets in flight count against the key's quota too
+            self._reserved_by[owner] = self._reserved_by.get(owner, 0) + n
+        return owner, quota
+
+    def _release(self, owner: str | None, quota: int | None, n: int) -> None:
+        self._reserved -= n
+        if quota is not None:
+            left = self._reserved_by.pop(owner) - n
+            if left:
+                self._reserved_by[owner] = left
+
+    async def fork(self, session_id: str, req: ForkRequest, caller: Caller | None = None) -> list[ResetAnswer]:
+        """`req.n` new sessions of the caller's, each with a copy of the session's state at its
+        current step (`Environment.fork`) and its step log so far, so the verifier judges a fork's
+        whole path; the source goes on unchanged. A finished episode cannot be forked (409)."""
+        source = self.get(session_id, caller)
+        source.touch()
+        owner, quota = self._admit(caller, req.n)
+        made: list[tuple[Session, Observation]] = []
+        try:
+            async with source.lock:
+                if source.result is not None or source.closed or source.done:
+                    raise EpisodeOver("the episode is over: it was verified, closed or cut off; fork a live one")
+                at_step = source.step_count
+                for _ in range(req.n):
+                    started = time.monotonic()
+                    sid = self._ids.next()
+                    sessions_dir = self._sessions_dir()
+                    if source.family.uses_workdir:
+                        (sessions_dir / sid).mkdir(mode=0o755)
+                    try:
+                        env, observation = await self.deadlines.run(
+                            source.task.config.limits.step_timeout_s + STEP_GRACE_S,
+                            source.env.fork(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
+                                                       sessions_dir=sessions_dir)))
+                    except BaseException as exc:
+                        shutil.rmtree(sessions_dir / sid, ignore_errors=True)
+                        if isinstance(exc, asyncio.TimeoutError):
+                            raise EnvError(f"the fork of {session_id} did not finish in time") from exc
+                        if isinstance(exc, EnvhubError | asyncio.CancelledError):
+                            raise
+                        raise EnvError(f"the fork of {session_id} failed ({_logged(exc, 'fork')})") from exc
+                    fork = Session(id=sid, family=source.family, env=env, task=source.task, sessions_dir=sessions_dir,
+                                   lease_s=source.lease_s, harness=source.harness,
+                                   policy_version=source.policy_version, run_id=source.run_id, tools=source.tools,
+                                   canonical=source.canonical, skin=source.skin, owner=owner,
+                                   has_workdir=source.has_workdir, parent_id=source.id, forked_at_step=at_step,
+                                   step_count=at_step, log=list(source.log))
+                    fork.started = source.started  # the episode's time budget is the source's so far
+                    fork.timings["fork_s"] = time.monotonic() - started
+                    observation.data = {**observation.data, "forked_from": source.id, "at_step": at_step}
+                    made.append((fork, observation))
+                    self.sessions[sid] = fork
+                    metrics.SESSIONS.labels(source.family.name).inc()
+                    self._notify("session_created", fork)
+                    for entry in fork.log:  # the store records the fork's path as its own
+                        self._notify("step_done", fork, entry)
+        except BaseException:
+            for fork, _ in made:
+                with contextlib.suppress(Exception):
+                    await self.close(fork.id)
+            raise
+        finally:
+            self._release(owner, quota, req.n)
+        token = caller.token if caller is not None else None
+        return [ResetAnswer(session_id=f.id, env=f.family.name, observation=observation,
+                            tools=self._tool_list(list(f.tools.values())), task=self._task_ref(f.task),
+                            lease_expires_at=f.created_at + timedelta(seconds=f.lease_s), client_token=token)
+                for f, observation in made]
 
     def _task_ref(self, task: Task) -> TaskRef:
         """The task as answers name it: one per task, shared (read-only) by its sessions' answers."""

@@ -15,6 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from envhub.errors import NotSupported
+
 WORKSPACE = "/workspace"
 #: The variable naming the descriptor a `run_once(result=True)` program writes its result to.
 RESULT_FD_ENV = "ENVHUB_RESULT_FD"
@@ -83,6 +85,11 @@ class Sandbox(ABC):
     @abstractmethod
     async def export(self, dest: Path) -> None:
         """Freeze every process and copy the workspace to host folder `dest` (must not exist)."""
+
+    async def snapshot(self, dest: Path) -> None:
+        """Copy the workspace to host folder `dest` (must not exist) while every process is paused,
+        then let them go on: a fork's state. A backend that cannot pause and copy says so."""
+        raise NotSupported(f"the {type(self).__name__} sandbox cannot copy a live workspace")
 
     @abstractmethod
     async def close(self) -> None:

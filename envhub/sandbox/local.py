@@ -309,6 +309,16 @@ class LocalSandbox(Sandbox):
         signal_all(list(self._sandbox_pids()), signal.SIGSTOP)  # freeze: nothing changes under the copy
         await self._backend.copy_tree(self.workspace, dest)
 
+    async def snapshot(self, dest: Path) -> None:
+        if self._closed:
+            raise EnvError("sandbox is closed")
+        pids = list(self._sandbox_pids())
+        signal_all(pids, signal.SIGSTOP)  # nothing changes under the copy
+        try:
+            await self._backend.copy_tree(self.workspace, dest)
+        finally:
+            signal_all(list(self._sandbox_pids()), signal.SIGCONT)
+
     async def _hard_kill(self) -> None:
         # The namespace first: its pid 1 dies, the outer bwrap reaps it and exits, and we reap
         # bwrap; killing bwrap first would leave its pid 1 to the host's init to reap.

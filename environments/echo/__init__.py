@@ -40,6 +40,12 @@ class EchoEnvironment(Environment):
         dest.mkdir(parents=True)
         (dest / "messages.json").write_text(json.dumps(self.messages))
 
+    async def fork(self, ctx: EnvContext) -> tuple[EchoEnvironment, Observation]:
+        twin = EchoEnvironment()
+        twin.messages = list(self.messages)
+        count = len(self.messages)
+        return twin, Observation(text=f"{count} messages echoed so far", data={"count": count})
+
     async def close(self) -> None:
         self.messages = []
 

@@ -69,6 +69,7 @@ def _b64(text: str) -> str:
 
 class SweEnvironment(ShellEnvironment):
     file_mb = 512  # builds write large objects
+    carried = ("task", "cfg")
 
     def __init__(self, ctx: EnvContext) -> None:
         super().__init__(ctx)

@@ -106,6 +106,23 @@ async def test_concurrent_resets_cannot_overrun_a_quota(keyed_server):
                 await http.delete(f"/v1/sessions/{r.json()['session_id']}")
 
 
+def test_forks_count_against_a_keys_quota(keyed_server):
+    """A key at its quota cannot fork past it: forks are sessions the key holds."""
+    with httpx.Client(base_url=keyed_server.url, headers=bearer(SECRET)) as http:
+        sid = http.post("/v1/sessions", json=ECHO).json()["session_id"]
+        try:
+            refused = http.post(f"/v1/sessions/{sid}/fork", json={"n": KEY.max_sessions})
+            assert refused.status_code == 429, refused.text
+            made = http.post(f"/v1/sessions/{sid}/fork", json={"n": KEY.max_sessions - 1})
+            assert made.status_code == 201, made.text
+            forks = [s["session_id"] for s in made.json()["sessions"]]
+            assert http.post("/v1/sessions", json=ECHO).status_code == 429
+            for fork in forks:
+                http.delete(f"/v1/sessions/{fork}")
+        finally:
+            http.delete(f"/v1/sessions/{sid}")
+
+
 def test_another_key_cannot_reach_a_session(keyed_server):
     """Holding another key's session id: state, step, verify and close all act as if it did not exist."""
     with httpx.Client(base_url=keyed_server.url, headers=bearer(SECRET)) as owner, \
@@ -114,12 +131,15 @@ def test_another_key_cannot_reach_a_session(keyed_server):
         assert other.get(f"/v1/sessions/{sid}").status_code == 404
         assert other.post(f"/v1/sessions/{sid}/step", json={"action": ACTION}).status_code == 404
         assert other.post(f"/v1/sessions/{sid}/verify").status_code == 404
+        assert other.post(f"/v1/sessions/{sid}/fork", json={"n": 1}).status_code == 404
         assert other.post("/envs/echo/step", json={"action": ACTION, "episode_id": sid}).status_code == 404
         assert other.delete(f"/v1/sessions/{sid}").status_code == 204  # as for any unknown id...
         assert owner.get(f"/v1/sessions/{sid}").json()["step_count"] == 0  # ...and nothing was done
         with connect(keyed_server.url.replace("http", "ws") + "/v1/sessions/ws",
                      additional_headers=bearer(ECHO_ONLY_SECRET)) as ws:
             ws.send(json.dumps({"op": "step", "session_id": sid, "data": {"action": ACTION}}))
+            assert json.loads(ws.recv())["error"]["status"] == 404
+            ws.send(json.dumps({"op": "fork", "session_id": sid}))
             assert json.loads(ws.recv())["error"]["status"] == 404
         owner.delete(f"/v1/sessions/{sid}")
 

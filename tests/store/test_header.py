@@ -26,7 +26,8 @@ from envhub.store.repo import _BULK
 
 
 def test_the_declaration_lists_the_header_in_order() -> None:
-    assert HEADER_FIELDS == ("id", "env", "task_id", "harness", "policy_version", "run_id", "created_at")
+    assert HEADER_FIELDS == ("id", "env", "task_id", "harness", "policy_version", "run_id", "created_at", "parent_id",
+                             "forked_at_step")
     assert HEADER_FIELDS == tuple(EpisodeHeader.model_fields)
 
 

@@ -40,20 +40,21 @@ def test_the_head_revision_makes_what_the_models_declare(sqlite_path: Path) -> N
     engine = make_engine(f"sqlite:///{sqlite_path}")
     try:
         create_schema(engine)
-        assert revision(engine) == head() == "0002"
+        assert revision(engine) == head() == "0003"
         assert differences(engine) == []
     finally:
         engine.dispose()
 
 
 def make_earliest_store(engine: Engine) -> None:
-    """A store as the earliest envhub left it: no `owner`, `run_id` or `reverify` column, no runs
+    """A store as the earliest envhub left it: no `owner`, `run_id`, `reverify` or fork column, no runs
     tables, the single-column indexes the composite ones replaced, no `alembic_version`; and one episode."""
     Base.metadata.create_all(engine)
     with engine.begin() as conn:
         for sql in ("DROP TABLE run_steps", "DROP TABLE runs", "DROP INDEX ix_episodes_owner_created",
                     "DROP INDEX ix_episodes_run_created", "ALTER TABLE episodes DROP COLUMN owner",
                     "ALTER TABLE episodes DROP COLUMN run_id", "ALTER TABLE episodes DROP COLUMN reverify",
+                    "ALTER TABLE episodes DROP COLUMN parent_id", "ALTER TABLE episodes DROP COLUMN forked_at_step",
                     "CREATE INDEX ix_episodes_env ON episodes (env)",
                     "CREATE INDEX ix_episodes_task_id ON episodes (task_id)"):
             conn.exec_driver_sql(sql)
@@ -102,9 +103,25 @@ def test_a_store_at_revision_0001_gains_the_reverify_column_and_keeps_its_rows(s
     assert revision(engine) == "0001"
     assert "reverify" not in {c["name"] for c in inspect(engine).get_columns("episodes")}
     create_schema(engine)
-    assert revision(engine) == head() == "0002" and differences(engine) == []
+    assert revision(engine) == head() == "0003" and differences(engine) == []
     with engine.connect() as conn:
         assert conn.exec_driver_sql("SELECT id, reward, reverify FROM episodes").all() == [("at-1", 1.0, None)]
+    engine.dispose()
+
+
+def test_a_store_at_revision_0002_gains_the_fork_columns_and_keeps_its_rows(sqlite_path: Path) -> None:
+    """0003 adds `episodes.parent_id` and `forked_at_step` in place."""
+    engine = make_engine(f"sqlite:///{sqlite_path}")
+    with engine.begin() as conn:
+        command.upgrade(_alembic(conn), "0002")
+        conn.exec_driver_sql("INSERT INTO episodes (id, env, task_id, harness, policy_version, created_at, "
+                             "step_count, reward, detail, timings) VALUES ('at-2', 'echo', 'echo/say-done', "
+                             "'plain', 'p0', '2026-01-02 03:04:05', 1, 1.0, '', '{}')")
+    assert "parent_id" not in {c["name"] for c in inspect(engine).get_columns("episodes")}
+    create_schema(engine)
+    assert revision(engine) == head() == "0003" and differences(engine) == []
+    with engine.connect() as conn:
+        assert conn.exec_driver_sql("SELECT id, parent_id, forked_at_step FROM episodes").all() == [("at-2", None, None)]
     engine.dispose()
 
 

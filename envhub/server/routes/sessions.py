@@ -6,6 +6,8 @@ from fastapi import APIRouter, Response, status
 
 from envhub.server.deps import CallerDep, ManagerDep
 from envhub.spec import (
+    Forked,
+    ForkRequest,
     ResetRequest,
     Reverified,
     SessionCreated,
@@ -28,6 +30,15 @@ async def create_session(req: ResetRequest, manager: ManagerDep, caller: CallerD
 async def step(session_id: str, req: StepRequest, manager: ManagerDep, caller: CallerDep) -> StepResult:
     """Run one tool call. A bad action is an `agent_error` observation here, not a 4xx."""
     return await manager.step(session_id, req, caller)
+
+
+@router.post("/{session_id}/fork", status_code=status.HTTP_201_CREATED, response_model=Forked)
+async def fork(session_id: str, manager: ManagerDep, caller: CallerDep, req: ForkRequest | None = None) -> Forked:
+    """`n` new sessions of the caller's, each a copy of this one at its current step, with its step
+    log so far (the verifier judges a fork's whole path); this one goes on unchanged. `409` once the
+    episode is over, `501` for a family that cannot copy its live state, `503` past capacity."""
+    answers = await manager.fork(session_id, req or ForkRequest(), caller)
+    return Forked(sessions=[a.model() for a in answers])
 
 
 @router.post("/{session_id}/verify", response_model=VerifyResult)

@@ -1,0 +1,171 @@
+"""Forking a live episode (`POST /v1/sessions/{id}/fork`, the socket's `fork` op, `session.fork(n)`):
+each fork's state is a copy of the source's at its current step, and nothing written in one is ever
+seen in another or in the source; the step log is carried, so a fork is judged on its whole path."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from envhub.client import EnvClient
+from envhub.core.hub import Hub
+from envhub.errors import EpisodeOver, NotFound, NotSupported, Unavailable
+from envhub.spec import ForkRequest, ResetRequest, StepRequest
+from tests.conftest import make_settings, running_hub
+
+TERMINAL = "terminal/count-error-lines"
+
+
+def bash(command: str) -> StepRequest:
+    return StepRequest.model_validate({"action": {"tool": "bash", "arguments": {"command": command}}})
+
+
+def echo(message: str) -> StepRequest:
+    return StepRequest.model_validate({"action": {"tool": "echo", "arguments": {"message": message}}})
+
+
+async def run(hub: Hub, sid: str, command: str) -> str:
+    result = await hub.manager.step(sid, bash(command))
+    assert result.observation.data["exit_code"] == 0, result.observation.text
+    return result.observation.text.rsplit("\n[exit code", 1)[0].rstrip("\n")
+
+
+async def test_a_write_in_one_fork_is_never_seen_in_another_fork_or_the_source(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="terminal", task_id=TERMINAL))).session_id
+    sessions = [source]
+    try:
+        await run(hub, source, "mkdir -p work && cd work && export MARK=source-mark && set -o noclobber "
+                               "&& echo base > shared.txt")
+        forks = await hub.manager.fork(source, ForkRequest(n=2))
+        sessions += [f.session_id for f in forks]
+        for f in forks:
+            assert f.observation.data["forked_from"] == source and f.observation.data["at_step"] == 1
+            # the shell goes on where the source's was: directory, exported variables, options
+            assert await run(hub, f.session_id, 'pwd; echo "$MARK"; set -o | grep noclobber') == (
+                "/workspace/work\nsource-mark\nnoclobber      \ton")
+        rng = random.Random(7)
+        written: dict[str, set[str]] = {sid: set() for sid in sessions}
+        for i in range(12):  # writes in any order, each to one session only
+            sid = rng.choice(sessions)
+            await run(hub, sid, f"echo {sid[-6:]} > f{i}.txt && echo {i} >| shared.txt")
+            written[sid].add(f"f{i}.txt")
+        for sid in sessions:
+            listed = set((await run(hub, sid, "ls")).split()) - {"shared.txt"}
+            assert listed == written[sid], sid
+            mine = [int(name[1:-4]) for name in written[sid]]
+            assert await run(hub, sid, "cat shared.txt") == (str(max(mine)) if mine else "base")
+    finally:
+        for sid in sessions:
+            await hub.manager.close(sid)
+
+
+async def test_a_fork_carries_the_step_log_and_is_judged_on_its_whole_path(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+    forks: list[str] = []
+    try:
+        await hub.manager.step(source, echo("done"))
+        forks = [f.session_id for f in await hub.manager.fork(source, ForkRequest(n=2))]
+        first, second = (hub.manager.get(f) for f in forks)
+        assert first.step_count == 1 and [e.action for e in first.log] == [e.action for e in hub.manager.get(source).log]
+        assert (first.header.parent_id, first.header.forked_at_step) == (source, 1)
+        await hub.manager.step(forks[0], echo("more"))
+        assert (first.step_count, second.step_count, hub.manager.get(source).step_count) == (2, 1, 1)
+        assert second.env.messages == ["done"] and first.env.messages == ["done", "more"]  # type: ignore[attr-defined]
+        verdict = await hub.manager.verify(forks[1])  # "done" was said before the fork: the path passes
+        assert verdict.passed and verdict.reward == 1.0
+        assert not hub.manager.get(source).result  # the source is untouched by its fork's verify
+    finally:
+        for sid in [source, *forks]:
+            await hub.manager.close(sid)
+
+
+async def test_a_finished_episode_or_someone_elses_cannot_be_forked(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+    try:
+        await hub.manager.verify(source)
+        with pytest.raises(EpisodeOver):
+            await hub.manager.fork(source, ForkRequest())
+    finally:
+        await hub.manager.close(source)
+    with pytest.raises(NotFound):
+        await hub.manager.fork(source, ForkRequest())
+    assert hub.manager.active == 0  # nothing reserved was left behind
+
+
+def test_a_fork_belongs_to_its_caller_and_another_caller_gets_404(in_process) -> None:
+    with EnvClient(transport=in_process.transport()) as mine, EnvClient(transport=in_process.transport()) as other:
+        with mine.session("echo", "echo/say-done") as session:
+            session.step("echo", message="hello")
+            forks = session.fork(2)
+            try:
+                assert len({f.id for f in forks} | {session.id}) == 3
+                assert forks[0].state().step_count == 1
+                with pytest.raises(NotFound):
+                    other.fork(session.id)
+                with pytest.raises(NotFound):
+                    other.step(forks[0].id, "echo", message="x")
+            finally:
+                for f in forks:
+                    mine.close_session(f.id)
+
+
+async def test_forks_count_against_capacity() -> None:
+    async with running_hub(make_settings(families=["echo"], max_sessions=3)) as hub:
+        source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+        with pytest.raises(Unavailable, match="at capacity"):
+            await hub.manager.fork(source, ForkRequest(n=3))
+        assert hub.manager.active == 1
+        assert len(await hub.manager.fork(source, ForkRequest(n=2))) == 2
+        assert hub.manager.active == 3
+
+
+async def test_a_family_that_cannot_copy_its_live_state_says_so() -> None:
+    async with running_hub(make_settings(families=["db"])) as hub:
+        task = hub.catalog.filter(env="db")[0]
+        source = (await hub.manager.create(ResetRequest(env="db", task_id=task.id))).session_id
+        with pytest.raises(NotSupported, match="cannot fork"):
+            await hub.manager.fork(source, ForkRequest())
+        assert hub.manager.active == 1
+        assert (await hub.manager.step(source, StepRequest.model_validate(
+            {"action": {"tool": "nosuch", "arguments": {}}}))).failure.value == "agent_error"  # still served
+
+
+async def test_a_fork_says_which_running_processes_it_did_not_carry(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="terminal", task_id=TERMINAL))).session_id
+    forks: list[str] = []
+    try:
+        (quiet,) = await hub.manager.fork(source, ForkRequest())
+        forks.append(quiet.session_id)
+        assert quiet.observation.data["processes_not_carried"] == [], quiet.observation.text
+        await run(hub, source, "(sleep 300 &) ; true")
+        (busy,) = await hub.manager.fork(source, ForkRequest())
+        forks.append(busy.session_id)
+        assert [p.split(" ", 1)[1].strip() for p in busy.observation.data["processes_not_carried"]] == ["sleep 300"]
+        assert "sleep" not in await run(hub, busy.session_id, "cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '")
+    finally:
+        for sid in [source, *forks]:
+            await hub.manager.close(sid)
+
+
+def test_the_session_socket_forks_too() -> None:
+    from fastapi.testclient import TestClient
+
+    from envhub.server.app import create_app
+
+    with TestClient(create_app(make_settings(families=["echo"]))) as client, \
+            client.websocket_connect("/v1/sessions/ws") as ws:
+        def ask(frame: dict) -> dict:
+            ws.send_json(frame)
+            return ws.receive_json()
+
+        assert ask({"op": "reset", "id": 1, "data": {"env": "echo", "task_id": "echo/say-done"}})["ok"]
+        assert ask({"op": "step", "id": 2, "data": {"action": {"tool": "echo", "arguments": {"message": "a"}}}})["ok"]
+        forked = ask({"op": "fork", "id": 3, "data": {"n": 2}})
+        assert forked["ok"] and forked["op"] == "fork", forked
+        ids = [s["session_id"] for s in forked["data"]["sessions"]]
+        assert len(set(ids)) == 2 and all(s["observation"]["data"]["at_step"] == 1 for s in forked["data"]["sessions"])
+        state = ask({"op": "state", "id": 4, "session_id": ids[0]})
+        assert state["ok"] and state["data"]["step_count"] == 1
+        refused = ask({"op": "fork", "id": 5, "data": {"n": 0}})
+        assert refused["ok"] is False and refused["error"]["status"] in (400, 422), refused
