@@ -24,6 +24,10 @@ Both become:
                          scratch copy of the final state and turns the reward it writes into the score
         tests/.harbor_initial_state.tar.gz  the starting state, for the wrapper's control run
 
+A multi-step Harbor task (`[[steps]]`, each step's files in `steps/<name>/`) becomes one such task
+per step, `<name>-<NN>-<step>`, whose state is the one the earlier steps' `workdir/`, `setup.sh`
+and solutions leave (run at import, offline, as Harbor runs them in one container).
+
 Why remap paths rather than mount them: the verifier sandbox has fixed mounts and a private
 `/tmp`, so the wrapper lays Harbor's world out under `/tmp/harbor/{app,tests,logs}` and the
 importer rewrites the absolute paths `/app` (the work dir), `/tests`, `/logs` and `/solution` in
@@ -47,6 +51,7 @@ imported and loads: a failed re-import loses nothing.
 from __future__ import annotations
 
 import base64
+import dataclasses
 import math
 import os
 import re
@@ -72,6 +77,7 @@ from environments.terminal.dockerfile import (
     DockerPlan,
     Refused,
     Replay,
+    StateRunner,
     inside,
     open_confined,
     parse_dockerfile,
@@ -131,6 +137,13 @@ HONOURED: dict[str, str] = {
     "environment.env": "set for the agent (the prompt says it), the oracle and test.sh; `${VAR:-default}` takes "
                        "the default; a bare `${VAR}` (Harbor reads it from its host) is left out, with a warning",
     "environment.workdir": "the work dir that becomes the workspace, over the Dockerfile's `WORKDIR`",
+    "steps": "one task per step (`<name>-<NN>-<step>`), starting from the state the earlier steps' "
+             "`workdir/`, `setup.sh` and solutions leave (replayed offline at import, as Harbor runs them in "
+             "one container), with the step's instruction, tests (over the task's `tests/`) and solution",
+    "steps[].name": "the step's folder `steps/<name>/` and the end of its task's id",
+    "steps[].agent.timeout_sec": "the step's episode limit, over `agent.timeout_sec`",
+    "steps[].verifier.timeout_sec": "the step's test.sh limit, over `verifier.timeout_sec`",
+    "steps[].verifier.env": "the step's test.sh environment, over `verifier.env`",
 }
 #: Fields that make a task need what no envhub sandbox gives: the task is imported, but listed as
 #: `unavailable` (`metadata.requires`, read by `Family.availability`), never run or validated.
@@ -145,6 +158,10 @@ UNAVAILABLE: dict[str, tuple[str, str]] = {
     "agent.allowed_hosts": ("network", "any host the agent reaches"),
     "verifier.network_mode": ("network", "`public` or `allowlist` for the tests; `no-network` honoured"),
     "verifier.allowed_hosts": ("network", "any host the tests reach"),
+    "steps[].agent.network_mode": ("network", "`public` or `allowlist`: that step's task; `no-network` honoured"),
+    "steps[].agent.allowed_hosts": ("network", "any host: that step's task"),
+    "steps[].verifier.network_mode": ("network", "`public` or `allowlist`: that step's task; `no-network` honoured"),
+    "steps[].verifier.allowed_hosts": ("network", "any host: that step's task"),
     "environment.gpus": ("gpu", "above 0"),
     "environment.gpu_types": ("gpu", "any GPU type"),
     "environment.tpu": ("tpu", "any TPU slice"),
@@ -158,7 +175,9 @@ REFUSED: dict[str, str] = {
     "verifier.environment": "a separate verifier environment (an image of its own) is not built",
     "verifier.collect": "commands run in the task's services after the agent are not run (no service is "
                         "started), so the tests would judge other files",
-    "steps": "multi-step tasks are not imported",
+    "steps[].verifier.environment_mode": "`separate`, as `verifier.environment_mode`",
+    "steps[].verifier.environment": "as `verifier.environment`",
+    "steps[].verifier.collect": "as `verifier.collect`",
 }
 #: Fields read but not honoured: a warning, kept in `metadata.harbor.unsupported_setup`. field -> why.
 NOT_HONOURED: dict[str, str] = {
@@ -172,7 +191,13 @@ NOT_HONOURED: dict[str, str] = {
     "agent.user": "the agent runs as the sandbox's unprivileged user",
     "verifier.user": "test.sh runs as the sandbox's unprivileged user",
     "artifacts": "nothing is collected after an episode; the verdict is test.sh's reward",
-    "multi_step_reward_strategy": "a task with no `[[steps]]` has one reward",
+    "multi_step_reward_strategy": "no roll-up: each step is a task of its own, scored alone",
+    "steps[].min_reward": "no early stop: each step is a task of its own, starting from the earlier steps' "
+                          "solutions",
+    "steps[].agent.user": "as `agent.user`",
+    "steps[].verifier.user": "as `verifier.user`",
+    "steps[].healthcheck": "as `environment.healthcheck`",
+    "steps[].artifacts": "as `artifacts`",
 }
 #: Values that ask for nothing envhub lacks: no warning, no requirement, no refusal.
 HARMLESS: dict[str, tuple[Any, ...]] = {
@@ -190,6 +215,13 @@ HARMLESS: dict[str, tuple[Any, ...]] = {
     "verifier.collect": ([],),
     "environment.mcp_servers": ([],),
     "artifacts": ([],),
+    "steps[].agent.network_mode": ("no-network",),
+    "steps[].verifier.network_mode": ("no-network",),
+    "steps[].agent.allowed_hosts": ([],),
+    "steps[].verifier.allowed_hosts": ([],),
+    "steps[].verifier.environment_mode": ("shared",),
+    "steps[].verifier.collect": ([],),
+    "steps[].artifacts": ([],),
 }
 NETWORK_MODES = ("public", "no-network", "allowlist")
 #: Terminal-Bench 1's task.yaml keys (its `Task` model): honoured (key -> what), or not (key -> why).
@@ -255,6 +287,24 @@ class Source:
     extra_test_files: dict[str, str | Path] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # fields not honoured
     requires: dict[str, str] = field(default_factory=dict)  # what no sandbox gives -> the fields that ask for it
+    steps: list[StepSource] = field(default_factory=list)  # a multi-step task's `[[steps]]`, in order
+    tests_over: Path | None = None  # a step's tests/, laid over the task's
+    step: dict[str, Any] | None = None  # a step's task: `metadata.harbor.multi_step`
+
+
+@dataclass
+class StepSource:
+    """One `[[steps]]` entry and its folder `steps/<name>/`."""
+
+    index: int
+    name: str
+    instruction: str
+    tests: Path | None  # steps/<name>/tests/
+    solution: str | None  # steps/<name>/solution/solve.sh
+    solution_extras: Path | None
+    workdir: Path | None  # steps/<name>/workdir/: laid into the work dir before the step
+    setup: str | None  # steps/<name>/workdir/setup.sh: run in the work dir before the step, not left there
+    config: dict[str, Any]  # the `[[steps]]` table
 
 
 def detect_layout(src: Path) -> str:
@@ -309,6 +359,8 @@ def _read_source(src: Path) -> Source:
         except tomllib.TOMLDecodeError as e:
             raise TaskFormatError(f"{src / 'task.toml'}: not valid TOML: {e}", file=str(src / "task.toml")) from e
         warnings, requires = _check_config(config, src / "task.toml")
+        if "steps" in config:
+            return _read_multi_step(src, config, warnings, requires)
         for required in ("instruction.md", "tests/test.sh"):
             if not (src / required).is_file():
                 raise TaskFormatError(f"{src / required}: missing (not a Harbor task folder)", file=str(src / required))
@@ -366,6 +418,70 @@ def _read_source(src: Path) -> Source:
                     extra_test_files={"run-tests.sh": src / "run-tests.sh", "test.sh": TB_TEST_SH})
     source.warnings = warnings
     return source
+
+
+def _read_multi_step(src: Path, config: dict[str, Any], warnings: list[str], requires: dict[str, str]) -> Source:
+    """A task with `[[steps]]`: the environment and the shared `tests/` at the top, each step's
+    instruction, tests, solution and `workdir/` in `steps/<name>/` (Harbor's layout)."""
+    where = src / "task.toml"
+    _inside(src, "steps")
+    steps = []
+    for i, entry in enumerate(config["steps"]):
+        rel = f"steps/{entry['name']}"
+        folder = _inside(src, rel)
+        if not folder.is_dir():
+            raise TaskFormatError(f"{where}: steps[{i}].name = {_shown(entry['name'])}: no folder {rel}/ "
+                                  "(a multi-step task keeps each step's files in steps/<name>/)", file=str(where),
+                                  field=f"steps[{i}].name")
+        if not _inside(src, f"{rel}/instruction.md").is_file():
+            raise TaskFormatError(f"{folder / 'instruction.md'}: missing (each step has its own instruction)",
+                                  file=str(folder / "instruction.md"))
+        tests, solution, workdir = (_inside(src, f"{rel}/{sub}") for sub in ("tests", "solution", "workdir"))
+        if not (_inside(src, f"{rel}/tests/test.sh").is_file() or _inside(src, "tests/test.sh").is_file()):
+            raise TaskFormatError(f"{folder / 'tests/test.sh'}: missing, and no tests/test.sh for every step",
+                                  file=str(folder / "tests" / "test.sh"))
+        has_solve = _inside(src, f"{rel}/solution/solve.sh").is_file()
+        has_setup = _inside(src, f"{rel}/workdir/setup.sh").is_file()
+        steps.append(StepSource(i, entry["name"], _text(src, f"{rel}/instruction.md"),
+                                tests if tests.is_dir() else None,
+                                _text(src, f"{rel}/solution/solve.sh") if has_solve else None,
+                                solution if has_solve else None, workdir if workdir.is_dir() else None,
+                                _text(src, f"{rel}/workdir/setup.sh") if has_setup else None, entry))
+    env_dir, dockerfile = _inside(src, "environment"), _inside(src, "environment/Dockerfile")
+    if "docker_image" in _table(config, "environment") and not dockerfile.is_file():
+        raise TaskFormatError(f"{where}: environment.docker_image = {_shown(config['environment']['docker_image'])}: "
+                              "not imported (a prebuilt image and no environment/Dockerfile: its files cannot be "
+                              "known offline)", file=str(where), field="environment.docker_image")
+    _inside(src, "tests")
+    source = Source(src, "harbor", "", config, env_dir if env_dir.is_dir() else None,
+                    dockerfile if dockerfile.is_file() else None, src / "tests", None)
+    source.warnings, source.requires, source.steps = warnings, requires, steps
+    return source
+
+
+def _step_source(source: Source, step: StepSource) -> Source:
+    """The task of one step: the step's instruction, tests (over the task's), solution and limits
+    (its `agent` / `verifier` over the task's), its own network needs."""
+    cfg = dict(source.config)
+    for phase in ("agent", "verifier"):
+        cfg[phase] = {**_table(cfg, phase), **_table(step.config, phase)}
+    cfg["verifier"]["env"] = {**_table(_table(source.config, "verifier"), "env"),
+                              **_table(_table(step.config, "verifier"), "env")}
+    requires = {k: v for k, v in source.requires.items() if k != "network"}
+    if network := _network_needs(source.config, step.config, f"steps[{step.index}]"):
+        requires["network"] = "; ".join(network)
+    n = len(source.steps)
+    warnings = [w for w in source.warnings if not w.startswith("steps[") or w.startswith(f"steps[{step.index}].")]
+    return dataclasses.replace(
+        source, instruction=step.instruction, config=cfg, requires=requires, steps=[], warnings=warnings,
+        tests_over=step.tests, solution=step.solution, solution_extras=step.solution_extras,
+        step={"parent": str(_table(source.config, "task").get("name") or source.root.name), "step": step.name,
+              "index": step.index + 1, "of": n, "steps": [s.name for s in source.steps],
+              "reward_strategy": str(source.config.get("multi_step_reward_strategy", "mean")),
+              **({"min_reward": _plain(step.config["min_reward"])} if "min_reward" in step.config else {}),
+              "state": "the image's, then " + (", then ".join(
+                  f"step {s.name}'s workdir/, setup.sh and solution" for s in source.steps[:step.index])
+                  + ", then " if step.index else "") + "this step's workdir/ and setup.sh"})
 
 
 def _solution_from_yaml(src: Path, rel: str) -> str:
@@ -483,6 +599,7 @@ def _check_values(cfg: dict[str, Any], where: Path) -> None:
     for table, label in ((environment, "environment"), (agent, "agent"), (verifier, "verifier")):
         _choice(table, "network_mode", where, f"{label}.network_mode", NETWORK_MODES)
         _strings(table, "allowed_hosts", where, f"{label}.allowed_hosts")
+    _check_steps(cfg, where)
     for key in ("gpus", "storage_mb"):
         if key in environment:
             _number(environment, key, where, f"environment.{key}", 0, allow_zero=True)
@@ -496,15 +613,61 @@ def _check_values(cfg: dict[str, Any], where: Path) -> None:
             raise _bad(where, "environment.workdir", wd, "must be an absolute path without '..'")
 
 
-def _network_needs(cfg: dict[str, Any]) -> list[str]:
+#: At most this many `[[steps]]` (each is a task, each replays the earlier steps' solutions).
+MAX_STEPS = 50
+STEP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")
+
+
+def _check_steps(cfg: dict[str, Any], where: Path) -> None:
+    """`[[steps]]`: a list of 1 to MAX_STEPS tables, each named (a folder name, unique), with
+    `agent` / `verifier` tables read like the task's own."""
+    if "steps" not in cfg:
+        return
+    steps = cfg["steps"]
+    if (not isinstance(steps, list) or not steps or len(steps) > MAX_STEPS
+            or not all(isinstance(e, dict) for e in steps)):
+        raise _bad(where, "steps", steps, f"must be 1 to {MAX_STEPS} [[steps]] tables")
+    seen: set[str] = set()
+    for i, entry in enumerate(steps):
+        at = f"steps[{i}]"
+        name = entry.get("name")
+        if not isinstance(name, str) or not STEP_NAME.fullmatch(name) or name in seen:
+            raise _bad(where, f"{at}.name", name, "must be a unique folder name (letters, digits, . _ -)")
+        seen.add(name)
+        for phase in ("agent", "verifier"):
+            table = entry.get(phase, {})
+            if not isinstance(table, dict):
+                raise _bad(where, f"{at}.{phase}", table, "must be a table")
+            if "timeout_sec" in table:
+                _number(table, "timeout_sec", where, f"{at}.{phase}.timeout_sec", 1)
+            _choice(table, "network_mode", where, f"{at}.{phase}.network_mode", NETWORK_MODES)
+            _strings(table, "allowed_hosts", where, f"{at}.{phase}.allowed_hosts")
+        _env_table(entry.get("verifier", {}), "env", where, f"{at}.verifier.env")
+
+
+def _step_fields(steps: list[dict[str, Any]]) -> list[tuple[str, Any, str]]:
+    """Every field set in `[[steps]]`: its name in the tables (`steps[].agent.x`), its value, and
+    the name a line shows (`steps[1].agent.x`: the step's task keeps only its own)."""
+    out = []
+    for i, entry in enumerate(steps):
+        for key, value in entry.items():
+            if key in ("agent", "verifier") and isinstance(value, dict):
+                out += [(f"steps[].{key}.{k}", v, f"steps[{i}].{key}.{k}") for k, v in value.items()]
+            else:
+                out.append((f"steps[].{key}", value, f"steps[{i}].{key}"))
+    return out
+
+
+def _network_needs(cfg: dict[str, Any], step: dict[str, Any] | None = None, at: str = "steps[]") -> list[str]:
     """Which phases need the network, and the field that says so (Harbor's resolution: a phase's
-    own `network_mode`, else the environment's `network_mode` / `allowed_hosts`, else
-    `allow_internet`). A task that says nothing asks for nothing: Harbor's permissive default is
-    not a need."""
+    own `network_mode` (a step's over the task's), else the environment's `network_mode` /
+    `allowed_hosts`, else `allow_internet`). A task that says nothing asks for nothing: Harbor's
+    permissive default is not a need."""
     environment = _table(cfg, "environment")
     needs = []
     for phase in ("agent", "verifier"):
-        for table, label in ((_table(cfg, phase), phase), (environment, "environment")):
+        layers = [(_table(step, phase), f"{at}.{phase}")] if step else []
+        for table, label in (*layers, (_table(cfg, phase), phase), (environment, "environment")):
             if "network_mode" in table or table.get("allowed_hosts"):
                 mode = str(table.get("network_mode", "allowlist")).lower()
                 said = f"{label}.network_mode = {mode}" if "network_mode" in table else f"{label}.allowed_hosts"
@@ -530,38 +693,37 @@ def _check_config(cfg: dict[str, Any], where: Path) -> tuple[list[str], dict[str
     _check_values(cfg, where)
     warnings: list[str] = []
     needs: dict[str, list[str]] = {}
-    fields: list[tuple[str, Any]] = []
+    fields: list[tuple[str, Any, str]] = []
     tables = {n.split(".")[0] for n in (*HONOURED, *UNAVAILABLE, *REFUSED, *NOT_HONOURED) if "." in n}
     for top, value in cfg.items():
-        if isinstance(value, dict) and top in tables:
-            fields += [(f"{top}.{key}", v) for key, v in value.items()]
+        if top == "steps":  # checked by _check_steps: a list of tables
+            fields += _step_fields(value)
+        elif isinstance(value, dict) and top in tables:
+            fields += [(f"{top}.{key}", v, f"{top}.{key}") for key, v in value.items()]
         elif isinstance(value, dict) and top not in HONOURED:
             warnings.append(f"[{top}] in task.toml: not honoured (unknown to the importer)")
         else:
-            fields.append((top, value))
-    for name, value in fields:
+            fields.append((top, value, top))
+    for name, value, shown in fields:
         if name in HONOURED or _harmless(name, value):
             continue
         if name in REFUSED:
-            raise TaskFormatError(f"{where}: {name} = {_shown(value)}: not imported ({REFUSED[name]})",
-                                  file=str(where), field=name)
+            raise TaskFormatError(f"{where}: {shown} = {_shown(value)}: not imported ({REFUSED[name]})",
+                                  file=str(where), field=shown)
         if name in UNAVAILABLE:
             need = UNAVAILABLE[name][0]
             if need != "network":  # the network is decided per phase, below
-                needs.setdefault(need, []).append(f"{name} = {_shown(value)}")
+                needs.setdefault(need, []).append(f"{shown} = {_shown(value)}")
         elif name in NOT_HONOURED:
-            warnings.append(f"{name} = {_shown(value)}: not honoured ({NOT_HONOURED[name]})")
+            warnings.append(f"{shown} = {_shown(value)}: not honoured ({NOT_HONOURED[name]})")
         else:
-            warnings.append(f"{name} = {_shown(value)} in task.toml: not honoured (unknown to the importer)")
+            warnings.append(f"{shown} = {_shown(value)} in task.toml: not honoured (unknown to the importer)")
     if network := _network_needs(cfg):
         needs["network"] = network
     environment = _table(cfg, "environment")
     if "cpus" in environment and environment["cpus"] < 1:
         warnings.append(f"environment.cpus = {_shown(environment['cpus'])}: not honoured below 1 (no CPU bound)")
-    requires = {need: "; ".join(said) for need, said in needs.items()}
-    for need, said in requires.items():
-        warnings.append(f"unavailable here: the task needs {need} ({said}), which no envhub sandbox gives")
-    return warnings, requires
+    return warnings, {need: "; ".join(said) for need, said in needs.items()}
 
 
 # -- writing the task ----------------------------------------------------------------------------------
@@ -664,7 +826,8 @@ def _solve_script(script: str, extras_dir: Path | None, src_root: Path, mapping:
 
 def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = False, replay_steps: bool | str = True,
                   log: Callable[[str], None] | None = None) -> Path:
-    """Convert the Harbor or Terminal-Bench task folder `src` into a terminal task below `dest_root`.
+    """Convert the Harbor or Terminal-Bench task folder `src` into a terminal task below `dest_root`;
+    returns the task's folder (a multi-step task's first step: `import_all` returns each).
 
     `dest_root` is a tasks root (the task goes to `<root>/terminal/harbor/<name>`) or a folder
     inside `tasks/terminal/` (the task goes directly in it). `replay_steps`: True replays the
@@ -672,8 +835,15 @@ def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = False, replay
     engine instead, False copies files only. `log` gets one line per Dockerfile step replayed or
     not replayed, and a `warning: ` line per field or file not honoured. A task that exists is a
     TaskFormatError unless `overwrite`; then it is replaced only once the new one loads. Every
-    malformed input is a TaskFormatError. Returns the task's folder.
+    malformed input is a TaskFormatError.
     """
+    return import_all(src, dest_root, overwrite=overwrite, replay_steps=replay_steps, log=log)[0]
+
+
+def import_all(src: Path, dest_root: Path, *, overwrite: bool = False, replay_steps: bool | str = True,
+               log: Callable[[str], None] | None = None) -> list[Path]:
+    """`import_harbor`, returning every task made: one, or one per step of a multi-step task
+    (`<name>-<NN>-<step>`), all or none."""
     src = src.resolve()
     log = log or (lambda _: None)
     source = _read_source(src)
@@ -684,21 +854,37 @@ def import_harbor(src: Path, dest_root: Path, *, overwrite: bool = False, replay
         raise TaskFormatError(f"{source.dockerfile}: {e}", file=str(source.dockerfile)) from None
     if isinstance(workdir := _table(source.config, "environment").get("workdir"), str):
         plan.workdir = str(PurePosixPath(workdir))  # Harbor's `workdir` overrides the image's WORKDIR
-    task_meta = _table(source.config, "task")
-    slug = _slug(str(task_meta.get("name") or src.name))
-    folder, task_id = _place(dest_root, slug)
-    if os.path.lexists(folder) and not overwrite:
-        raise TaskFormatError(f"{task_id} exists ({folder}); --force replaces it", file=str(folder))
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = folder.parent / f".{slug}.importing-{uuid.uuid4().hex[:8]}"
-    staging.mkdir()
+    slug = _slug(str(_table(source.config, "task").get("name") or src.name))
+    slugs = [f"{slug[:MAX_NAME_CHARS - 40]}-{s.index + 1:02d}-{_slug(s.name)[:36]}" for s in source.steps] or [slug]
+    places = [_place(dest_root, s) for s in slugs]
+    for folder, task_id in places:
+        if os.path.lexists(folder) and not overwrite:
+            raise TaskFormatError(f"{task_id} exists ({folder}); --force replaces it", file=str(folder))
+    places[0][0].parent.mkdir(parents=True, exist_ok=True)
+    stagings = [folder.parent / f".{folder.name}.importing-{uuid.uuid4().hex[:8]}" for folder, _ in places]
     try:
-        _write_task(source, staging, task_id, plan, replay_steps, log)
+        for staging in stagings:
+            (staging / "state").mkdir(parents=True)
+        if not source.steps:
+            done = _make_state(source, stagings[0] / "state", plan, replay_steps, log)
+            _write_task(source, stagings[0], places[0][1], plan, done, log)
+        else:
+            base = stagings[0].parent / f"{stagings[0].name}.base"
+            try:
+                base.mkdir()
+                done = _make_state(source, base, plan, replay_steps, log)
+                _step_states(source, plan, done, base, [st / "state" for st in stagings], replay_steps, log)
+            finally:
+                shutil.rmtree(base, ignore_errors=True)
+            for step, staging, (_, task_id) in zip(source.steps, stagings, places, strict=True):
+                _write_task(_step_source(source, step), staging, task_id, plan, done, log)
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        for staging in stagings:
+            shutil.rmtree(staging, ignore_errors=True)
         raise
-    _swap_in(staging, folder)
-    return folder
+    for staging, (folder, _) in zip(stagings, places, strict=True):
+        _swap_in(staging, folder)
+    return [folder for folder, _ in places]
 
 
 def _swap_in(staging: Path, folder: Path) -> None:
@@ -724,25 +910,12 @@ def _swap_in(staging: Path, folder: Path) -> None:
             shutil.rmtree(old, ignore_errors=True)
 
 
-def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, replay_steps: bool | str,
-                log: Callable[[str], None]) -> None:
+def _make_state(source: Source, state: Path, plan: DockerPlan, replay_steps: bool | str,
+                log: Callable[[str], None]) -> Replay:
+    """`state`: the work dir as the image build leaves it (paths as in the image)."""
     cfg, where = source.config, source.root / ("task.toml" if source.layout == "harbor" else "task.yaml")
-    task_meta, meta = _table(cfg, "task"), _table(cfg, "metadata")
-    agent, verifier, environment = _table(cfg, "agent"), _table(cfg, "verifier"), _table(cfg, "environment")
-    agent_map = {plan.workdir: AGENT_WORKSPACE, "/solution": AGENT_SOLUTION}
-    verify_map = {plan.workdir: f"{VERIFY_ROOT}/app", "/tests": f"{VERIFY_ROOT}/tests", "/logs": f"{VERIFY_ROOT}/logs"}
+    environment = _table(cfg, "environment")
     memory_mb = max(64, min(_memory_mb(environment, where), 65_536))
-    episode = min(_number(agent, "timeout_sec", where, "agent.timeout_sec", 1800), 86_400)
-    verifier_timeout = _number(verifier, "timeout_sec", where, "verifier.timeout_sec", 600)
-    notes: list[str] = []  # the steps' notes come first, then what was not honoured
-
-    def warn(line: str) -> None:
-        notes.append(line)
-        log(f"warning: {line}")
-
-    # state/: the work dir as the image build leaves it.
-    state = folder / "state"
-    state.mkdir()
     if source.dockerfile is None:
         done = Replay(state_from="nothing (no Dockerfile)", notes=["no Dockerfile" + (
             " (docker-compose environments are not replayed)" if source.context and any(
@@ -764,12 +937,102 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             done = replay(plain, context, state, exclude=source.context_exclude,
                           limits=SandboxLimits(), step_timeout_s=1, log=log)
             done.notes += [f"{s.raw}: not replayed (--no-replay)" for s in plan.steps if s.op == "RUN"]
+
+    def warn(line: str) -> None:
+        done.notes.append(line)
+        log(f"warning: {line}")
+
     done.env.update(_runtime_env(environment, warn))
     scrub(state, done.notes.append, "state/")
+    return done
+
+
+def _step_states(source: Source, plan: DockerPlan, done: Replay, base: Path, states: list[Path],
+                 replay_steps: bool | str, log: Callable[[str], None]) -> None:
+    """Each step's starting state in `states`, as Harbor's one container has it when the step's
+    agent starts: the image's (`base`), then for each earlier step its `workdir/` files, its
+    `setup.sh` and its solution, then the step's own `workdir/` and `setup.sh`; the scripts run in
+    the offline sandbox over the workspace. A script that fails refuses the import: a later step
+    would start from a state its author never saw."""
+    where = source.root / "task.toml"
+    if replay_steps is False:
+        raise TaskFormatError(f"{where}: steps: not imported with --replay none (the earlier steps' solutions "
+                              "must run to make each step's starting state)", file=str(where), field="steps")
+    for step in source.steps[:-1]:
+        if step.solution is None:
+            raise TaskFormatError(f"{where}: steps[{step.index}] ({step.name}): not imported: no "
+                                  f"steps/{step.name}/solution/solve.sh, so the steps after it have no starting "
+                                  "state", file=str(where), field=f"steps[{step.index}]")
+    agent_map = {plan.workdir: AGENT_WORKSPACE, "/solution": AGENT_SOLUTION}
+    env = {k: remap(v, agent_map) for k, v in done.env.items()}
+    environment = _table(source.config, "environment")
+    build_s = min(_number(environment, "build_timeout_sec", where, "environment.build_timeout_sec", 600), 1800)
+    memory_mb = max(2048, min(_memory_mb(environment, where), 65_536))
+    runner = StateRunner(SandboxLimits(cpu_s=int(build_s), memory_mb=memory_mb, processes=256, file_mb=1024),
+                         build_s)
+
+    def note(line: str) -> None:
+        done.notes.append(line)
+        log(line)
+
+    def run(step: StepSource, what: str, script: str, before: str) -> None:
+        res = runner.run(["/bin/bash", "-c"], script, AGENT_WORKSPACE, env)
+        if res.timed_out or res.exit_code != 0:
+            tail = res.output.strip()[-300:].replace("\n", " | ")
+            raise TaskFormatError(f"{where}: steps[{step.index}] ({step.name}): not imported: {what} "
+                                  + (f"timed out after {build_s:g}s" if res.timed_out else f"exits {res.exit_code}")
+                                  + f" while making {before}'s starting state: {tail}", file=str(where),
+                                  field=f"steps[{step.index}]")
+        log(f"replayed: {what}")
+
+    work = Confined(runner.work)
+    try:
+        work.copy(base, base, ".", note, label="state/")
+        _rewrite_tree(runner.work, agent_map)
+        for step, state in zip(source.steps, states, strict=True):
+            label = f"steps/{step.name}/workdir/"
+            if step.workdir is not None:
+                work.copy(step.workdir, source.root, ".", note, label=label, skip_top={"setup.sh"})
+                _rewrite_tree(runner.work, agent_map)
+            if step.setup is not None:
+                run(step, f"{label}setup.sh", remap(step.setup, agent_map), f"step {step.name}")
+            runner.snapshot(Confined(state), note)
+            scrub(state, note, "state/")
+            if step.index + 1 < len(source.steps):
+                later = source.steps[step.index + 1].name
+                solve = _solve_script(step.solution or "", step.solution_extras, source.root, agent_map,
+                                      {**done.env, **_env_table(_table(source.config, "solution"), "env", where,
+                                                                "solution.env")}, lambda _: None)
+                run(step, f"steps/{step.name}/solution/solve.sh", solve, f"step {later}")
+    finally:
+        runner.close(None, note)
+
+
+def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, done: Replay,
+                log: Callable[[str], None]) -> None:
+    """The task's files around `folder/state` (made already): prompt, tests, solution, task.yaml."""
+    cfg, where = source.config, source.root / ("task.toml" if source.layout == "harbor" else "task.yaml")
+    task_meta, meta = _table(cfg, "task"), _table(cfg, "metadata")
+    agent, verifier, environment = _table(cfg, "agent"), _table(cfg, "verifier"), _table(cfg, "environment")
+    agent_map = {plan.workdir: AGENT_WORKSPACE, "/solution": AGENT_SOLUTION}
+    verify_map = {plan.workdir: f"{VERIFY_ROOT}/app", "/tests": f"{VERIFY_ROOT}/tests", "/logs": f"{VERIFY_ROOT}/logs"}
+    memory_mb = max(64, min(_memory_mb(environment, where), 65_536))
+    episode = min(_number(agent, "timeout_sec", where, "agent.timeout_sec", 1800), 86_400)
+    verifier_timeout = _number(verifier, "timeout_sec", where, "verifier.timeout_sec", 600)
+    notes: list[str] = []  # the steps' notes come first, then what was not honoured
+
+    def warn(line: str) -> None:
+        notes.append(line)
+        log(f"warning: {line}")
+
+    state = folder / "state"
     state_rewritten = _rewrite_tree(state, agent_map)
     initial = _initial_state_archive(state, folder / "tests")
 
     prompt = remap(source.instruction, agent_map).strip() + "\n"
+    if source.step and source.step["index"] > 1:  # the agent did not do the earlier steps: say they are done
+        prompt += (f"\n(Step {source.step['index']} of {source.step['of']} of a multi-step task: the work of the "
+                   "earlier steps is already in the workspace.)\n")
     if done.env:  # the image's ENV: the agent's shell does not have it, so the prompt says it
         prompt += "\nThe task's environment sets: " + "; ".join(
             f"`export {k}={shlex.quote(remap(v, agent_map))}`" for k, v in done.env.items()) + "\n"
@@ -779,8 +1042,10 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     tests.mkdir(exist_ok=True)
     (tests / ".harbor").mkdir()
     hidden = Confined(tests / ".harbor")
-    hidden.copy(source.tests, source.root, ".", warn, label="tests/",
-                ignore=lambda rel: rel.split("/")[-1] == "__pycache__")
+    for tests_dir in (source.tests, source.tests_over):  # a step's tests/ over the task's, as Harbor uploads them
+        if tests_dir is not None and os.path.lexists(tests_dir):
+            hidden.copy(tests_dir, source.root, ".", warn, label=f"{tests_dir.relative_to(source.root)}/",
+                        ignore=lambda rel: rel.split("/")[-1] == "__pycache__")
     for name, content in source.extra_test_files.items():
         if isinstance(content, Path):
             try:
@@ -805,6 +1070,8 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     notes[:0] = done.notes
     for line in source.warnings:
         warn(line)
+    for need, said in source.requires.items():
+        warn(f"unavailable here: the task needs {need} ({said}), which no envhub sandbox gives")
     if source.solution is not None:
         (folder / "solution").mkdir()
         solution_env = {**done.env, **_env_table(_table(cfg, "solution"), "env", where, "solution.env")}
@@ -820,6 +1087,8 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
     if isinstance(meta.get("category"), str):
         tags.append(meta["category"])
     title = str(task_meta.get("description") or "").strip() or _first_line(source.instruction) or task_id
+    if source.step:
+        title = f"{title} (step {source.step['index']}/{source.step['of']}: {source.step['step']})"
     config = {
         "id": task_id,
         "family": "terminal",
@@ -852,6 +1121,7 @@ def _write_task(source: Source, folder: Path, task_id: str, plan: DockerPlan, re
             **({"task_version": task_meta["version"]} if "version" in task_meta else {}),
             **({"schema_version": str(v)} if (v := cfg.get("schema_version", cfg.get("version"))) else {}),
             **({"upstream_source": str(cfg["source"])} if "source" in cfg else {}),
+            **({"multi_step": source.step} if source.step else {}),
         }},
     }
     if source.requires:  # read by Family.availability: listed, never run here
