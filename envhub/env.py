@@ -35,6 +35,30 @@ if TYPE_CHECKING:
     from envhub.verify.runner import VerifierRunner
 
 
+#: What a task may declare that it needs (task.yaml `metadata.requires: {name: why}`) and that no
+#: envhub sandbox gives, whatever the machine: such a task is listed, but `unavailable` (not run,
+#: not validated), with the reason. A name not here is unavailable too: nothing gives it.
+NOT_PROVIDED: dict[str, str] = {
+    "network": "envhub's sandboxes are offline",
+    "gpu": "envhub's sandboxes have no GPU",
+    "tpu": "envhub's sandboxes have no TPU",
+}
+
+
+def declared_missing(task: Task) -> MissingRequirement | None:
+    """The task's `metadata.requires` (a mapping of what it needs to why, or a list of names) as
+    a MissingRequirement; None when it declares nothing."""
+    requires = task.config.metadata.get("requires") or {}
+    if isinstance(requires, list | tuple):
+        requires = {str(name): "" for name in requires}
+    if not isinstance(requires, dict) or not requires:
+        return None
+    parts = [f"needs {name}" + (f" ({why})" if why else "") + f": {NOT_PROVIDED.get(name, 'nothing here gives it')}"
+             for name, why in requires.items()]
+    return MissingRequirement(reason="; ".join(parts),
+                              fix="none on envhub: run the task where it gets what it needs (e.g. in Harbor)")
+
+
 @dataclass(frozen=True)
 class EnvContext:
     """What the server hands a family when it builds an environment."""
@@ -209,8 +233,10 @@ class Family(ABC):
     def availability(self, task: Task | None = None) -> MissingRequirement | None:
         """What this machine lacks to run the family (`task=None`) or one task, with the command
         that fixes it; None when it can run. A reset checks it before making anything, and
-        `/ready`, `/v1/envs`, the registry page and `envhub list` show it. Called often: cache."""
-        return None
+        `/ready`, `/v1/envs`, the registry page and `envhub list` show it. Called often: cache.
+        By default: what the task declares it needs and no envhub sandbox gives (`declared_missing`);
+        a family that overrides this asks `super()` first."""
+        return declared_missing(task) if task is not None else None
 
     @abstractmethod
     def make(self, ctx: EnvContext) -> Environment:

@@ -34,7 +34,7 @@ class OfficeFamily(env.OfficeFamily):
         threading.Thread(target=libreoffice_missing, name="office-libreoffice-check", daemon=True).start()
 
     def availability(self, task: Task | None = None) -> MissingRequirement | None:
-        return libreoffice_missing()
+        return super().availability(task) or libreoffice_missing()
 
 
 #: How long a failed probe stands before the next question probes again (a slow start on a loaded

@@ -60,6 +60,8 @@ class SweFamily(swe.SweFamily):
         threading.Thread(target=toolchains.missing_languages, name="swe-toolchain-checks", daemon=True).start()
 
     def availability(self, task: Task | None = None) -> MissingRequirement | None:
+        if (declared := super().availability(task)) is not None:
+            return declared
         if task is None:
             missing = toolchains.missing_languages()
             if not missing:

@@ -35,15 +35,15 @@ def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Ter
     Dockerfile step that could not be replayed and every field not honoured."""
     from envhub.errors import EnvhubError
     from envhub.tasks.model import Task
-    from environments.terminal.harbor import import_harbor as do_import
+    from environments.terminal.harbor import import_all
 
     if replay not in ("local", "docker", "none"):
         raise typer.BadParameter(f"--replay is local, docker or none, not {replay!r}")
     rows: list[dict[str, Any]] = []
     seen: dict[Path, Path] = {}  # task folder -> the source imported there in this run
     for src in srcs:
-        row: dict[str, Any] = {"source": str(src), "status": "imported", "id": None, "path": None, "error": None,
-                               "warnings": []}
+        row: dict[str, Any] = {"source": str(src), "status": "imported", "id": None, "path": None, "ids": [],
+                               "error": None, "warnings": []}
         rows.append(row)
 
         def log(line: str, row: dict[str, Any] = row) -> None:
@@ -53,12 +53,16 @@ def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Ter
                 console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
 
         try:
-            out = do_import(src, dest or get_settings().tasks_dir, overwrite=force,
-                            replay_steps={"local": True, "docker": "docker", "none": False}[replay], log=log)
-            row.update(id=Task.load(out).id, path=str(out))
-            if out in seen:
-                row["warnings"].append(f"replaced {row['id']} imported from {seen[out]} earlier in this run")
-            seen[out] = src
+            outs = import_all(src, dest or get_settings().tasks_dir, overwrite=force,
+                              replay_steps={"local": True, "docker": "docker", "none": False}[replay], log=log)
+            # a multi-step task is one task per step: the row names them all
+            ids = [Task.load(out).id for out in outs]
+            row.update(id=", ".join(ids), ids=ids, path=", ".join(str(out) for out in outs))
+            for out in outs:
+                if out in seen:
+                    row["warnings"].append(f"replaced {Task.load(out).id} imported from {seen[out]} earlier in "
+                                           "this run")
+                seen[out] = src
         except EnvhubError as e:
             row.update(status="refused", error=" ".join(str(e.detail).split()))
         except Exception as e:  # noqa: BLE001 - a batch goes on; the row says what happened
@@ -75,7 +79,7 @@ def import_harbor(srcs: Annotated[list[Path], typer.Argument(help="Harbor or Ter
         for r in rows:
             table.add_row(r["source"], r["status"], r["id"] or r["error"], str(len(r["warnings"])))
         console.print(table)
-        ids = [r["id"] for r in rows if r["status"] == "imported"]
+        ids = [i for r in rows if r["status"] == "imported" for i in r["ids"]]
         if ids:
             console.print("next: envhub validate " + " ".join(ids), markup=False, highlight=False, soft_wrap=True)
     if any(r["status"] != "imported" for r in rows):

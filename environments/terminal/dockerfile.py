@@ -777,18 +777,28 @@ class _Runner:
         argv = [*shell, f"mkdir -p {shlex.quote(cwd)} && cd {shlex.quote(cwd)} && {{\n{script}\n}}"]
         return _run_coroutine(backend.run_once(spec, argv, timeout_s=self.timeout_s, max_output=8000))
 
-    def close(self, final: Confined, note: Callable[[str], None]) -> None:
-        """Copy the work folder into the task's state through `final` (links that leave it, FIFOs
-        and devices a RUN step made are dropped with a note), then remove the scratch folder."""
+    def snapshot(self, final: Confined, note: Callable[[str], None]) -> None:
+        """Copy the work folder, as it stands, into a state through `final` (links that leave it,
+        FIFOs and devices a step made are dropped with a note)."""
+        if os.geteuid() == 0:  # the sandbox uid owned it while steps ran
+            uid, gid = os.geteuid(), os.getegid()
+            for dirpath, dirnames, filenames in os.walk(self.work):
+                for name in [".", *dirnames, *filenames]:
+                    os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
+        final.copy(self.work, self.work, ".", note, label="state/")
+
+    def close(self, final: Confined | None, note: Callable[[str], None]) -> None:
+        """Snapshot the work folder into `final` (None: none), then remove the scratch folder."""
         try:
-            if os.geteuid() == 0:  # the sandbox uid owned it while steps ran
-                uid, gid = os.geteuid(), os.getegid()
-                for dirpath, dirnames, filenames in os.walk(self.work):
-                    for name in [".", *dirnames, *filenames]:
-                        os.chown(os.path.join(dirpath, name), uid, gid, follow_symlinks=False)
-            final.copy(self.work, self.work, ".", note, label="state/")
+            if final is not None:
+                self.snapshot(final, note)
         finally:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+#: Runs scripts over a state folder in the local sandbox, offline (the multi-step import replays
+#: the earlier steps' solutions with it).
+StateRunner = _Runner
 
 
 def _run_coroutine(coro: Coroutine[Any, Any, Any]) -> Any:

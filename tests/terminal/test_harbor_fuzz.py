@@ -31,12 +31,25 @@ scalars = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), ma
 values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=3),
                                                          st.dictionaries(st.text(max_size=8), inner, max_size=3)),
                       max_leaves=6)
-KEYS = {"task": ["name", "description"], "metadata": ["difficulty", "tags", "category"],
-        "agent": ["timeout_sec"], "verifier": ["timeout_sec", "env"], "solution": ["env"],
+KEYS = {"task": ["name", "description", "version", "keywords", "authors"],
+        "metadata": ["difficulty", "tags", "category"],
+        "agent": ["timeout_sec", "user", "network_mode", "allowed_hosts"],
+        "verifier": ["timeout_sec", "env", "user", "network_mode", "allowed_hosts", "environment_mode", "collect",
+                     "environment"],
+        "solution": ["env"],
         "environment": ["memory", "memory_mb", "cpus", "build_timeout_sec", "allow_internet", "storage_mb", "gpus",
-                        "mcp_servers", "docker_image"]}
+                        "mcp_servers", "docker_image", "os", "workdir", "env", "network_mode", "allowed_hosts",
+                        "gpu_types", "tpu", "healthcheck", "skills_dir"]}
+#: Harbor's top-level fields that are not tables (a `[[steps]]` entry is a table of its own).
+TOP = ["schema_version", "source", "artifacts", "multi_step_reward_strategy", "steps"]
+modes = st.sampled_from(["public", "no-network", "allowlist", "PUBLIC", "none"])
 tables = st.fixed_dictionaries({}, optional={
-    t: st.one_of(st.fixed_dictionaries({}, optional={k: values for k in keys}), values) for t, keys in KEYS.items()})
+    **{t: st.one_of(st.fixed_dictionaries({}, optional={k: st.one_of(values, modes) for k in keys}), values)
+       for t, keys in KEYS.items()},
+    **{k: st.one_of(values, st.lists(st.fixed_dictionaries({"name": st.text(max_size=12)}, optional={
+        "agent": st.fixed_dictionaries({}, optional={"timeout_sec": values, "network_mode": modes}),
+        "verifier": st.fixed_dictionaries({}, optional={"timeout_sec": values, "env": values}),
+        "min_reward": values}), max_size=3)) for k in TOP}})
 
 
 def _toml(data: dict) -> str:
