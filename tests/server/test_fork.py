@@ -67,7 +67,8 @@ async def test_a_fork_carries_the_step_log_and_is_judged_on_its_whole_path(hub: 
         await hub.manager.step(source, echo("done"))
         forks = [f.session_id for f in await hub.manager.fork(source, ForkRequest(n=2))]
         first, second = (hub.manager.get(f) for f in forks)
-        assert first.step_count == 1 and [e.action for e in first.log] == [e.action for e in hub.manager.get(source).log]
+        assert first.step_count == 1
+        assert [e.action for e in first.log] == [e.action for e in hub.manager.get(source).log]
         assert (first.header.parent_id, first.header.forked_at_step) == (source, 1)
         await hub.manager.step(forks[0], echo("more"))
         assert (first.step_count, second.step_count, hub.manager.get(source).step_count) == (2, 1, 1)
