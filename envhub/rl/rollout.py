@@ -7,16 +7,18 @@ back to the model, and the episode goes on.
 
 Sampling is seeded per episode: turn k of an episode with sampling seed s samples with
 `derive_seed(s, k)`, so a re-run of a failed episode (`rollout_group(retries=...)`) samples what
-the failed attempt would have, given the same weights.
+the failed attempt would have, given the same weights. A group may share its first turns
+(`rollout_group(branch_at=k)`): played once, then forked on the hub.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import hashlib
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from typing import Any
@@ -73,35 +75,38 @@ def budget_for_turn(cfg: RolloutConfig, context_len: int) -> int:
     return min(cfg.per_turn_tokens, cfg.token_budget - context_len)
 
 
-async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, *,
-                      cfg: RolloutConfig | None = None, seed: int | None = None, group_id: str = "",
-                      repeat_index: int = 0, sampling_seed: int | None = None) -> Trajectory:
-    """One episode. `seed` goes to the environment's reset; `sampling_seed` seeds the policy's
-    sampling (turn k: `derive_seed(sampling_seed, k)`); None leaves sampling unseeded."""
-    cfg = cfg or RolloutConfig()
-    family = task_id.split("/", 1)[0]
-    traj = Trajectory(task_id=task_id, env=family, group_id=group_id, repeat_index=repeat_index,
-                      episode_seed=seed, engine=getattr(policy, "engine", ""),
-                      sampling={"per_turn_tokens": cfg.per_turn_tokens, "token_budget": cfg.token_budget,
-                                "temperature": getattr(policy, "temperature", None), "seed": sampling_seed})
-    session_id: str | None = None
-    t_env = 0.0
-    try:
+class _Episode:
+    """One episode's session and trajectory as it is played: started by a reset (`start`) or a fork
+    (`rollout_group(branch_at=...)`), played turn by turn (`play`), judged (`judge`), closed."""
+
+    def __init__(self, env: AsyncEnvClient, policy: Policy, codec: ChatCodec, cfg: RolloutConfig,
+                 traj: Trajectory) -> None:
+        self.env, self.policy, self.codec, self.cfg, self.traj = env, policy, codec, cfg, traj
+        self.session_id: str | None = None
+        self.t_env = 0.0
+
+    async def start(self, seed: int | None) -> None:
+        cfg, traj = self.cfg, self.traj
         t0 = time.monotonic()
-        created = await env.reset(family, task_id=task_id, seed=seed, harness=cfg.harness, lease_s=cfg.lease_s,
-                                  policy_version=str(policy.version), run_id=cfg.run_id, **cfg.extra)
-        t_env += time.monotonic() - t0
-        session_id = created.session_id
+        created = await self.env.reset(traj.env, task_id=traj.task_id, seed=seed, harness=cfg.harness,
+                                       lease_s=cfg.lease_s, policy_version=str(self.policy.version),
+                                       run_id=cfg.run_id, **cfg.extra)
+        self.t_env += time.monotonic() - t0
+        self.session_id = created.session_id
         tools = [t.model_dump(by_alias=True) for t in created.tools]
         if cfg.tools is not None:
             tools = [t for t in tools if t["name"] in cfg.tools]
-        traj.add_prompt(codec.initial(created.observation.text or created.task.prompt, tools, cfg.system))
-        finish = "max_turns"
-        for turn in range(cfg.max_turns):
+        traj.add_prompt(self.codec.initial(created.observation.text or created.task.prompt, tools, cfg.system))
+
+    async def play(self, turns: range, sampling_seed: int | None) -> str | None:
+        """Turns `turns` of the episode: how it finished, or None when it went on past them; an
+        untrainable step (env_error & co) ends it here, its trajectory marked (`finish_reason` "error")."""
+        cfg, traj, codec, policy = self.cfg, self.traj, self.codec, self.policy
+        assert self.session_id is not None
+        for turn in turns:
             max_tokens = budget_for_turn(cfg, len(traj.token_ids))
             if max_tokens <= 0:  # rule 16: end before the engine could refuse an overflowing request
-                finish = "budget"
-                break
+                return "budget"
             t0 = time.monotonic()
             turn_seed = None if sampling_seed is None else derive_seed(sampling_seed, turn)
             gen = await policy.generate(traj.token_ids, max_tokens, seed=turn_seed)
@@ -114,38 +119,40 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
                 traj.num_tool_errors += 1
                 obs_text = f"error: {e.detail}"
                 if gen.finish_reason == "length" and budget_for_turn(cfg, len(traj.token_ids)) <= 0:
-                    finish = "length"
-                    break
+                    return "length"
                 _append_observation(traj, codec, gen.token_ids, obs_text)
                 continue
             traj.add_sampled(gen.token_ids, gen.logprobs, gen.policy_version, tool=call.tool)
             t0 = time.monotonic()
-            res = await env.step(session_id, call.tool, **call.arguments)
-            t_env += time.monotonic() - t0
+            res = await self.env.step(self.session_id, call.tool, **call.arguments)
+            self.t_env += time.monotonic() - t0
             if not res.trainable:  # env_error & co: the episode is not the policy's to be judged on
                 traj.failure_class = res.failure.value
                 traj.failure_detail = res.observation.text[:500]
                 traj.finish_reason = "error"
                 traj.retryable = res.retryable
-                return traj
+                return "error"
             if res.failure != FailureClass.ok:
                 traj.num_tool_errors += 1
                 traj.turns[-1].failure = res.failure.value
             if call.tool in cfg.final_tools or res.done:
                 # A budget cut (`truncated`) stops the episode without a terminal state: it is still
                 # verified (the state so far is judged), but recorded as cut off, not as ended.
-                finish = ("stop" if call.tool in cfg.final_tools else
-                          "env_done" if res.terminated else "truncated")
-                # close the turn so the record renders as a whole conversation
-                closing = codec.closing(gen.token_ids)
-                traj.add_observation(closing)
-                break
+                # The turn is closed so the record renders as a whole conversation.
+                traj.add_observation(codec.closing(gen.token_ids))
+                return "stop" if call.tool in cfg.final_tools else "env_done" if res.terminated else "truncated"
             _append_observation(traj, codec, gen.token_ids, res.observation.text)
+        return None
+
+    async def judge(self, finish: str) -> None:
+        """The verdict on the episode's final state (and, for a sampled episode, a second one)."""
+        traj, env, cfg = self.traj, self.env, self.cfg
+        assert self.session_id is not None
         traj.finish_reason = finish
-        sampled = cfg.run_id is not None and reverify_sampled(cfg.reverify_rate, cfg.run_id, session_id)
+        sampled = cfg.run_id is not None and reverify_sampled(cfg.reverify_rate, cfg.run_id, self.session_id)
         t0 = time.monotonic()
-        verdict = await (env.verify(session_id, keep_state=True) if sampled else env.verify(session_id))
-        t_env += time.monotonic() - t0
+        verdict = await (env.verify(self.session_id, keep_state=True) if sampled else env.verify(self.session_id))
+        self.t_env += time.monotonic() - t0
         traj.failure_class = verdict.failure_class.value
         traj.failure_detail = verdict.detail[:500]
         traj.passed = verdict.passed
@@ -154,9 +161,25 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
         traj.retryable = not verdict.trainable and verdict.retryable
         if sampled and verdict.trainable:
             try:  # not env time the policy's episode cost: left out of env_s
-                traj.reverify_flipped = (await env.reverify(session_id)).flipped
+                traj.reverify_flipped = (await env.reverify(self.session_id)).flipped
             except EnvhubError:  # no state was kept (e.g. agent_timeout at export): the verdict stands
                 pass
+
+    async def close(self) -> None:
+        self.traj.env_s = self.t_env
+        if self.session_id is not None:
+            try:
+                await self.env.close_session(self.session_id)
+            except Exception:  # noqa: BLE001 - the lease reaps it; the trajectory stands
+                pass
+            self.session_id = None
+
+
+async def _guarded(episode: _Episode, body: Any) -> None:
+    """Run `body` (a coroutine playing `episode`); every fault ends the trajectory with its class."""
+    traj = episode.traj
+    try:
+        await body
     except EnvhubError as e:  # a refused request (4xx, no failure class) is not the policy's and won't pass later
         _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail, e.retryable)
     except (TimeoutError, aiohttp.ClientError, OSError) as e:  # the policy backend's transport (the env
@@ -166,14 +189,36 @@ async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, tas
         raise
     except Exception as e:  # a policy backend fault: no policy output could have caused it
         _fail(traj, FailureClass.unavailable.value, f"rollout crashed: {type(e).__name__}: {e}", True)
+
+
+def _trajectory(policy: Policy, cfg: RolloutConfig, task_id: str, seed: int | None, group_id: str,
+                repeat_index: int, sampling_seed: int | None) -> Trajectory:
+    return Trajectory(task_id=task_id, env=task_id.split("/", 1)[0], group_id=group_id, repeat_index=repeat_index,
+                      episode_seed=seed, engine=getattr(policy, "engine", ""),
+                      sampling={"per_turn_tokens": cfg.per_turn_tokens, "token_budget": cfg.token_budget,
+                                "temperature": getattr(policy, "temperature", None), "seed": sampling_seed})
+
+
+async def run_episode(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, *,
+                      cfg: RolloutConfig | None = None, seed: int | None = None, group_id: str = "",
+                      repeat_index: int = 0, sampling_seed: int | None = None) -> Trajectory:
+    """One episode. `seed` goes to the environment's reset; `sampling_seed` seeds the policy's
+    sampling (turn k: `derive_seed(sampling_seed, k)`); None leaves sampling unseeded."""
+    cfg = cfg or RolloutConfig()
+    episode = _Episode(env, policy, codec, cfg,
+                       _trajectory(policy, cfg, task_id, seed, group_id, repeat_index, sampling_seed))
+
+    async def body() -> None:
+        await episode.start(seed)
+        finish = await episode.play(range(cfg.max_turns), sampling_seed)
+        if finish != "error":
+            await episode.judge(finish or "max_turns")
+
+    try:
+        await _guarded(episode, body())
     finally:
-        traj.env_s = t_env
-        if session_id is not None:
-            try:
-                await env.close_session(session_id)
-            except Exception:  # noqa: BLE001 - the lease reaps it; the trajectory stands
-                pass
-    return traj
+        await episode.close()
+    return episode.traj
 
 
 def _append_observation(traj: Trajectory, codec: ChatCodec, sampled: list[int], text: str) -> None:
@@ -192,7 +237,7 @@ def _fail(traj: Trajectory, failure_class: str, detail: str, retryable: bool) ->
 async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, G: int, *,
                         cfg: RolloutConfig | None = None, seed: int | None = None,
                         sampling_seeds: Sequence[int] | None = None, retries: int = 0,
-                        limit: asyncio.Semaphore | None = None) -> list[Trajectory]:
+                        limit: asyncio.Semaphore | None = None, branch_at: int | None = None) -> list[Trajectory]:
     """G episodes of one task, concurrently (under `limit`, the concurrency cap); member i samples
     with `sampling_seeds[i]` (unseeded without them).
 
@@ -201,10 +246,21 @@ async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, t
     `task_invalid`, a refused request or the agent's own classes) is run again, with the same
     sampling seed, up to `retries` times: tinker-cookbook's RetryOnFailure (rl.md §2.4), so the
     buffer repairs or drops only what still failed. The failed attempts stay masked (no reward);
-    their classes are listed in the returned trajectory's `retried_failures`."""
+    their classes are listed in the returned trajectory's `retried_failures`.
+
+    With `branch_at=k`, the first k turns are played once (sampled with a seed derived from the
+    group's seeds), then the session is forked (`POST /v1/sessions/{id}/fork`) and member i plays on
+    from turn k with its own seed: the G trajectories share the prefix token for token, each is
+    judged on its whole path, and the buffer's advantages compare them within the group. A retried
+    member forks the prefix again. A prefix that ends the episode before turn k leaves one
+    trajectory, the group's only one. A family that cannot fork raises `NotSupported`."""
     if sampling_seeds is not None and len(sampling_seeds) != G:
         raise ValueError(f"{len(sampling_seeds)} sampling seeds for a group of {G}")
+    cfg = cfg or RolloutConfig()
     group_id = uuid.uuid4().hex[:12]
+    if branch_at is not None:
+        return await _branched(env, policy, codec, task_id, G, cfg, seed, sampling_seeds, retries, limit,
+                               group_id, branch_at)
 
     async def attempt(i: int) -> Trajectory:
         s = None if sampling_seeds is None else sampling_seeds[i]
@@ -215,6 +271,11 @@ async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, t
             return await run_episode(env, policy, codec, task_id, cfg=cfg, seed=seed, group_id=group_id,
                                      repeat_index=i, sampling_seed=s)
 
+    return await _with_retries(attempt, G, retries)
+
+
+async def _with_retries(attempt: Callable[[int], Awaitable[Trajectory]], G: int,
+                        retries: int) -> list[Trajectory]:
     async def one(i: int) -> Trajectory:
         failed: list[str] = []
         while True:
@@ -225,3 +286,56 @@ async def rollout_group(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, t
             failed.append(t.failure_class)
 
     return list(await asyncio.gather(*(one(i) for i in range(G))))
+
+
+async def _branched(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_id: str, G: int,
+                    cfg: RolloutConfig, seed: int | None, sampling_seeds: Sequence[int] | None, retries: int,
+                    limit: asyncio.Semaphore | None, group_id: str, branch_at: int) -> list[Trajectory]:
+    prefix_seed = None if sampling_seeds is None else derive_seed("prefix", *sampling_seeds)
+    prefix = _Episode(env, policy, codec, cfg, _trajectory(policy, cfg, task_id, seed, group_id, 0, prefix_seed))
+    finish: list[str | None] = [None]
+
+    async def play_prefix() -> None:
+        await prefix.start(seed)
+        finish[0] = await prefix.play(range(min(branch_at, cfg.max_turns)), prefix_seed)
+        if finish[0] not in (None, "error"):  # the episode ended before the branch point
+            await prefix.judge(finish[0])
+
+    try:
+        await _guarded(prefix, play_prefix())
+        if finish[0] is not None or prefix.traj.finish_reason == "error":
+            return [prefix.traj]
+        assert prefix.session_id is not None
+        forked = await env.fork(prefix.session_id, G)  # NotSupported: the family cannot copy a live state
+        spare = [f.session_id for f in forked]
+
+        async def attempt(i: int) -> Trajectory:
+            s = None if sampling_seeds is None else sampling_seeds[i]
+            traj = copy.deepcopy(prefix.traj)
+            traj.trajectory_id, traj.repeat_index, traj.branch_at = uuid.uuid4().hex[:16], i, branch_at
+            traj.sampling = {**traj.sampling, "seed": s}
+            if i:  # the prefix's costs are counted once, with member 0
+                traj.gen_s = 0.0
+            branch = _Episode(env, policy, codec, cfg, traj)
+            if i == 0:
+                branch.t_env = prefix.t_env
+
+            async def play() -> None:
+                branch.session_id = spare.pop() if spare else (await env.fork(prefix.session_id, 1))[0].session_id
+                done = await branch.play(range(branch_at, cfg.max_turns), s)
+                if done != "error":
+                    await branch.judge(done or "max_turns")
+
+            try:
+                if limit is None:
+                    await _guarded(branch, play())
+                else:
+                    async with limit:
+                        await _guarded(branch, play())
+            finally:
+                await branch.close()
+            return traj
+
+        return await _with_retries(attempt, G, retries)
+    finally:
+        await prefix.close()

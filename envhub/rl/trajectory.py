@@ -66,6 +66,8 @@ class Trajectory:
     #: whether the verdict flipped when the hub judged the final state again (a sampled episode,
     #: `RolloutConfig.reverify_rate`); None when it was not judged twice
     reverify_flipped: bool | None = None
+    #: the turn this trajectory branched at from its group's shared prefix (`rollout_group(branch_at=...)`)
+    branch_at: int | None = None
     # provenance
     engine: str = ""
     sampling: dict[str, Any] = field(default_factory=dict)
