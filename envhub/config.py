@@ -54,6 +54,10 @@ class Settings(BaseSettings):
     max_body_bytes: int = Field(default=4 * 1024 * 1024, ge=1024)
     max_output_bytes: int = Field(default=64_000, ge=1024)
     idempotency_cache: int = Field(default=64, ge=1)
+    #: How long a session snapshot is kept (`POST /v1/sessions/{id}/snapshot`), and how many one
+    #: owner may keep at once.
+    snapshot_ttl_s: float = Field(default=86_400, gt=0)
+    snapshot_quota: int = Field(default=16, ge=0)
     #: The longest the event loop polls for the next request after the server answers one, in
     #: microseconds, before it sleeps (`envhub.server.polling`; the window adapts); 0: never.
     poll_us: int = Field(default=300, ge=0, le=100_000)

@@ -124,12 +124,18 @@ class Environment(ABC):
         The verifier reads `dest` read-only. After this call the agent can change nothing.
         """
 
-    async def fork(self, ctx: EnvContext) -> tuple[Environment, Observation]:
-        """A new environment, for the session `ctx` names, whose state equals this one's now, and
-        what the fork's agent is told of it (what was not carried); this one goes on unchanged. The
-        session's step log is the core's to copy. A family that cannot copy its live state says so
-        (`NotSupported`)."""
-        raise NotSupported(f"{type(self).__name__} cannot fork a live episode yet")
+    async def snapshot(self, dest: Path) -> dict[str, Any]:
+        """Write the episode's live state into the folder `dest` (made here), from which `restore`
+        starts another environment in the same state (a fork, a snapshot a later session starts
+        from); this one goes on unchanged. Answers what the copy leaves out (shown to the restored
+        session's agent). The step log is the core's to keep. A family that cannot copy its live
+        state says so (`NotSupported`)."""
+        raise NotSupported(f"{type(self).__name__} cannot copy a live episode yet")
+
+    async def restore(self, *, task: Task, state: Path) -> Observation:
+        """Instead of `reset`: start this new environment in the state `snapshot` wrote to `state`
+        (read only; the caller removes it)."""
+        raise NotSupported(f"{type(self).__name__} cannot start from a copied episode yet")
 
     @abstractmethod
     async def close(self) -> None:

@@ -1,20 +1,18 @@
 """The base of environments that own one sandbox with a persistent shell (terminal, swe).
 
 It starts the sandbox with the task's limits, runs the agent's `bash` tool, exports the
-workspace for the verifier, forks a live episode and closes the sandbox; a family adds its own
-tools on top.
+workspace for the verifier, copies a live episode (`snapshot`, `restore`: forks and snapshots) and
+closes the sandbox; a family adds its own tools on top.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from envhub.env import EnvContext, Environment
 from envhub.errors import EnvError
-from envhub.sandbox.base import Sandbox, SandboxLimits, SandboxSpec
+from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation
 
 if TYPE_CHECKING:
@@ -30,11 +28,13 @@ for d in /proc/[0-9]*; do p=${d#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || [ "$p"
   c=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null); [ -n "$c" ] && printf '#process %s %s\n' "$p" "$c"; done; true"""
 
 
+#: The snapshot's file of shell commands that set the state again.
+SHELL_FILE = "shell.sh"
+
+
 class ShellEnvironment(Environment):
     #: Largest file a process in the sandbox may write, in MiB (`SandboxLimits.file_mb`).
     file_mb: ClassVar[int] = SandboxLimits().file_mb
-    #: What a fork copies of this environment's own attributes, besides its sandbox.
-    carried: ClassVar[tuple[str, ...]] = ("task",)
 
     def __init__(self, ctx: EnvContext) -> None:
         self.ctx = ctx
@@ -81,38 +81,30 @@ class ShellEnvironment(Environment):
     async def export_state(self, dest: Path) -> None:
         await self._sandbox().export(dest)
 
-    async def fork(self, ctx: EnvContext) -> tuple[ShellEnvironment, Observation]:
-        """A twin over a copy of the workspace (taken with every process paused), its shell at the
-        same working directory with the same exported variables and options. Processes are not
-        carried, nor `/tmp` (each sandbox's own); the observation lists what was running."""
-        sandbox, task = self._sandbox(), self.task
-        assert task is not None
+    async def snapshot(self, dest: Path) -> dict[str, Any]:
+        """The workspace (copied with every process paused) and the shell's working directory,
+        exported variables and options. Processes are not carried, nor `/tmp` (each sandbox's own):
+        the answer lists what was running."""
+        sandbox = self._sandbox()
         state = await sandbox.run(SHELL_STATE, timeout_s=self.step_limit, max_output=1_000_000)
         if state.exit_code != 0:
-            raise EnvError(f"the shell's state could not be read for the fork (exit {state.exit_code})")
+            raise EnvError(f"the shell's state could not be read for the copy (exit {state.exit_code})")
         lines = state.output.splitlines()
-        running = [line.removeprefix("#process ") for line in lines if line.startswith("#process ")]
-        scratch = Path(tempfile.mkdtemp(prefix="fork-", dir=self.ctx.settings.data_dir))
-        twin = type(self)(ctx)
-        try:
-            await sandbox.snapshot(scratch / "workspace")
-            for name in self.carried:
-                setattr(twin, name, getattr(self, name))
-            await twin.start_sandbox(task, scratch / "workspace")
-            # A line the new shell refuses (a read-only variable) is skipped: only a dead shell fails.
-            replay = "\n".join(line for line in lines if not line.startswith("#process "))
-            done = await twin._sandbox().run(f"{replay}\ntrue", timeout_s=self.step_limit)
-            if done.exit_code != 0:
-                raise EnvError(f"the fork's shell did not take the source's state: {done.output[-300:]}")
-        except BaseException:
-            await twin.close()
-            raise
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        text = ("The workspace and the shell (directory, exported variables, options) are as they were; "
-                + (f"{len(running)} running processes were not carried: " + "; ".join(running)[:2000]
-                   if running else "no process was running besides the shell."))
-        return twin, Observation(text=text, data={"processes_not_carried": running})
+        dest.mkdir(parents=True)
+        (dest / SHELL_FILE).write_text("\n".join(line for line in lines if not line.startswith("#process ")))
+        await sandbox.snapshot(dest / "workspace")
+        return {"processes_not_carried": [line.removeprefix("#process ") for line in lines
+                                          if line.startswith("#process ")]}
+
+    async def restore(self, *, task: Task, state: Path) -> Observation:
+        await self.start_sandbox(task, state / "workspace")
+        # A line the new shell refuses (a read-only variable) is skipped: only a dead shell fails.
+        done = await self._sandbox().run(f"{(state / SHELL_FILE).read_text()}\ntrue", timeout_s=self.step_limit)
+        if done.exit_code != 0:
+            raise EnvError(f"the copy's shell did not take the source's state: {done.output[-300:]}")
+        return Observation(text="The workspace and the shell (directory, exported variables, options) are as they "
+                                "were; running processes and /tmp are not carried.",
+                           data={"workspace": WORKSPACE})
 
     async def close(self) -> None:
         if self.sandbox is not None:

@@ -22,6 +22,7 @@ PROTOCOL_VERSION = "envhub/1"
 
 #: A run's id (`/v1/runs`): what a reset may carry; letters, digits and `._:-`, at most 64.
 RUN_ID_PATTERN = r"^[A-Za-z0-9._:-]{1,64}$"
+SNAPSHOT_ID_PATTERN = r"^snap-[A-Za-z0-9_-]{22}$"
 
 
 class _Response(BaseModel):
@@ -128,6 +129,9 @@ class ResetRequest(BaseModel):
     run_id: str | None = Field(default=None, pattern=RUN_ID_PATTERN, description=(
         "The training run this episode belongs to (`/v1/runs`), recorded with the episode; the run's "
         "figures count the episodes of its owner that carry its id."))
+    from_snapshot: str | None = Field(default=None, pattern=SNAPSHOT_ID_PATTERN, description=(
+        "Start from a snapshot of yours (`POST /v1/sessions/{id}/snapshot`) instead of the task's start: "
+        "its task, state and step log (`env` must be its family; `task_id`, if given, its task)."))
 
 
 class SessionCreated(_Response):
@@ -150,6 +154,22 @@ class ForkRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [{"n": 8}]})
     n: int = Field(default=1, ge=1, le=MAX_FORKS, description=(
         "How many sessions to make, each with its own id and a copy of the source's state at its current step."))
+
+
+class SnapshotInfo(_Response):
+    """A kept copy of a live episode, which `POST /v1/sessions {"from_snapshot": id}` starts from."""
+
+    snapshot_id: str
+    session_id: str = Field(description="The session it was taken from.")
+    env: str
+    task_id: str
+    step: int = Field(description="The session's step count when it was taken.")
+    created_at: datetime
+    expires_at: datetime
+
+
+class SnapshotList(_Response):
+    snapshots: list[SnapshotInfo]
 
 
 class Forked(_Response):
@@ -428,6 +448,12 @@ class WsClose(BaseModel):
     session_id: str | None = None
 
 
+class WsSnapshot(BaseModel):
+    op: Literal["snapshot"]
+    id: str | int | None = None
+    session_id: str | None = None
+
+
 class WsFork(BaseModel):
     op: Literal["fork"]
     id: str | int | None = None
@@ -435,7 +461,7 @@ class WsFork(BaseModel):
     data: ForkRequest = Field(default_factory=ForkRequest)
 
 
-WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose | WsFork, Field(discriminator="op")]
+WsFrame = Annotated[WsReset | WsStep | WsVerify | WsState | WsClose | WsFork | WsSnapshot, Field(discriminator="op")]
 
 
 # --- The episode store (/v1/episodes) ---------------------------------------------------------

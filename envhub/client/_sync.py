@@ -21,7 +21,17 @@ from envhub.client._base import (
     should_retry,
     step_body,
 )
-from envhub.spec import Forked, Reverified, SessionCreated, SessionState, StepResult, ToolCall, VerifyResult
+from envhub.spec import (
+    Forked,
+    Reverified,
+    SessionCreated,
+    SessionState,
+    SnapshotInfo,
+    SnapshotList,
+    StepResult,
+    ToolCall,
+    VerifyResult,
+)
 
 
 class EnvClient:
@@ -114,6 +124,17 @@ class EnvClient:
         """`n` new sessions, each a copy of this one at its current step (close each when done)."""
         return Forked.model_validate(self._call("POST", f"/v1/sessions/{session_id}/fork", {"n": n})).sessions
 
+    def snapshot(self, session_id: str) -> SnapshotInfo:
+        """Keep a copy of this live episode at its current step; `reset(env, from_snapshot=id)` starts from it."""
+        return SnapshotInfo.model_validate(self._call("POST", f"/v1/sessions/{session_id}/snapshot", {}))
+
+    def snapshots(self) -> list[SnapshotInfo]:
+        """This credential's live snapshots, newest first."""
+        return SnapshotList.model_validate(self._call("GET", "/v1/snapshots")).snapshots
+
+    def delete_snapshot(self, snapshot_id: str) -> None:
+        self._call("DELETE", f"/v1/snapshots/{snapshot_id}")
+
     def reverify(self, session_id: str) -> Reverified:
         """Judge a verified episode's final state again: both verdicts and whether they differ (the
         hub counts it in the episode's run as `verifier_disagreement`; the episode keeps its verdict)."""
@@ -160,6 +181,9 @@ class Session:
 
     def reverify(self) -> Reverified:
         return self.client.reverify(self.id)
+
+    def snapshot(self) -> SnapshotInfo:
+        return self.client.snapshot(self.id)
 
     def fork(self, n: int = 1) -> list[Session]:
         """`n` sessions that go on from this one's current state (the caller closes them)."""

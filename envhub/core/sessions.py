@@ -14,9 +14,10 @@ import contextlib
 import logging
 import os
 import shutil
+import tempfile
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -28,6 +29,7 @@ from envhub.core import metrics
 from envhub.core.answers import ResetAnswer, StepAnswer, ToolList
 from envhub.core.deadlines import Deadlines
 from envhub.core.faults import FaultInjector
+from envhub.core.snapshots import SnapshotStore
 from envhub.env import EnvContext, Environment, Family
 from envhub.episode import EpisodeHeader, StepEntry, trajectory
 from envhub.errors import (
@@ -55,6 +57,8 @@ from envhub.spec import (
     Reverified,
     SessionCreated,
     SessionState,
+    SnapshotInfo,
+    SnapshotList,
     StepRequest,
     StepResult,
     TaskRef,
@@ -214,6 +218,8 @@ class SessionManager:
         self._sessions_root: Path | None = None
         self._reaper: asyncio.Task[None] | None = None
         self.faults = FaultInjector(settings)  # off unless ENVHUB_FAULT_RATE > 0
+        self.snapshots = SnapshotStore(settings.data_dir / "snapshots", settings.snapshot_ttl_s,
+                                       settings.snapshot_quota)
         self.deadlines = Deadlines()
 
     # -- lifecycle --------------------------------------------------------------------------------
@@ -269,14 +275,35 @@ class SessionManager:
         family = self.family(req.env)
         if caller is not None:
             caller.check_family(family.name)
+        if req.from_snapshot is not None:
+            return await self._from_snapshot(family, req, caller)
         task = (self.catalog.get(req.task_id) if req.task_id
                 else self.catalog.sample(req.env, req.seed, keep=lambda t: family.availability(t) is None))
         if task.family != family.name:
             raise RequestError(f"task {task.id!r} belongs to {task.family!r}, not {req.env!r}")
+        self._check_available(family, task)
+        owner, quota = self._admit(caller, 1)
+        try:
+            session, observation = await self._open(
+                family, task, lambda env: env.reset(task=task, seed=req.seed), what=f"reset of {task.id}",
+                harness_name=req.harness or "plain", lease_s=req.lease_s or self.settings.lease_s,
+                policy_version=req.policy_version, run_id=req.run_id, owner=owner)
+        finally:
+            self._release(owner, quota, 1)
+        return self._answer_reset(session, observation, caller)
+
+    @staticmethod
+    def _check_available(family: Family, task: Task) -> None:
         if (missing := family.availability(task)) is not None:  # before any sandbox is made
             raise RequirementMissing(f"{task.id} cannot run on this server: {missing.reason}; fix: {missing.fix}",
                                      retry_after_s=60, reason=missing.reason, fix=missing.fix)
-        owner, quota = self._admit(caller, 1)
+
+    async def _open(self, family: Family, task: Task, start: Callable[[Environment], Awaitable[Observation]], *,
+                    what: str, harness_name: str, lease_s: float, policy_version: str | None, run_id: str | None,
+                    owner: str | None, log: Sequence[StepEntry] = (), parent_id: str | None = None,
+                    forked_at_step: int | None = None) -> tuple[Session, Observation]:
+        """A new session of `task` whose environment `start` brings up (a reset, or a restore of a
+        copy, whose step log `log` the session goes on from); room for it was admitted."""
         started = time.monotonic()
         sid = self._ids.next()
         sessions_dir = self._sessions_dir()
@@ -286,34 +313,37 @@ class SessionManager:
         try:
             env = family.make(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
                                          sessions_dir=sessions_dir))
-            observation = await self.deadlines.run(task.config.limits.step_timeout_s + STEP_GRACE_S,
-                                                   env.reset(task=task, seed=req.seed))
+            observation = await self.deadlines.run(task.config.limits.step_timeout_s + STEP_GRACE_S, start(env))
             canonical = {t.name: t for t in env.tools()}
-            skin = harness.open_skin(req.harness or "plain", family.name, canonical)
+            skin = harness.open_skin(harness_name, family.name, canonical)
         except BaseException as exc:
             if env is not None:
                 with contextlib.suppress(Exception):
                     await env.close()
             shutil.rmtree(sessions_dir / sid, ignore_errors=True)
             if isinstance(exc, asyncio.TimeoutError):
-                raise EnvError(f"reset of {task.id} did not finish in time") from exc
+                raise EnvError(f"{what} did not finish in time") from exc
             if isinstance(exc, EnvhubError | asyncio.CancelledError):
                 raise
-            raise EnvError(f"reset of {task.id} failed ({_logged(exc, 'reset of ' + task.id)})") from exc
-        finally:
-            self._release(owner, quota, 1)
+            raise EnvError(f"{what} failed ({_logged(exc, what)})") from exc
         tools = skin.tools(canonical)
-        session = Session(id=sid, family=family, env=env, task=task, sessions_dir=sessions_dir,
-                          lease_s=req.lease_s or self.settings.lease_s, harness=skin.name,
-                          policy_version=req.policy_version, run_id=req.run_id, tools={t.name: t for t in tools},
-                          canonical=canonical, skin=skin, owner=owner, has_workdir=family.uses_workdir)
+        session = Session(id=sid, family=family, env=env, task=task, sessions_dir=sessions_dir, lease_s=lease_s,
+                          harness=skin.name, policy_version=policy_version, run_id=run_id,
+                          tools={t.name: t for t in tools}, canonical=canonical, skin=skin, owner=owner,
+                          has_workdir=family.uses_workdir, parent_id=parent_id, forked_at_step=forked_at_step,
+                          step_count=len(log), log=list(log))
         session.timings["reset_s"] = time.monotonic() - started
         self.sessions[sid] = session
         metrics.SESSIONS.labels(family.name).inc()
         metrics.LATENCY.labels("reset", family.name).observe(session.timings["reset_s"])
         self._notify("session_created", session)
-        return ResetAnswer(session_id=sid, env=family.name, observation=observation, tools=self._tool_list(tools),
-                           task=self._task_ref(task),
+        for entry in session.log:  # a copy's path so far is its own in the store too
+            self._notify("step_done", session, entry)
+        return session, observation
+
+    def _answer_reset(self, session: Session, observation: Observation, caller: Caller | None) -> ResetAnswer:
+        return ResetAnswer(session_id=session.id, env=session.family.name, observation=observation,
+                           tools=self._tool_list(list(session.tools.values())), task=self._task_ref(session.task),
                            lease_expires_at=session.created_at + timedelta(seconds=session.lease_s),  # not idle yet
                            client_token=caller.token if caller is not None else None)
 
@@ -342,52 +372,52 @@ class SessionManager:
             if left:
                 self._reserved_by[owner] = left
 
+    # -- copies of a live episode: forks and snapshots -------------------------------------------
+    async def _write_copy(self, source: Session, dest: Path) -> dict[str, Any]:
+        """`source`'s live state written to `dest` (`Environment.snapshot`; hold its lock: no step
+        runs meanwhile): what the copy leaves out."""
+        if source.result is not None or source.closed or source.done:
+            raise EpisodeOver("the episode is over: it was verified, closed or cut off; copy a live one")
+        what = f"the copy of {source.id}"
+        try:
+            return await self.deadlines.run(source.task.config.limits.step_timeout_s + STEP_GRACE_S,
+                                            source.env.snapshot(dest))
+        except TimeoutError as exc:
+            raise EnvError(f"{what} did not finish in time") from exc
+        except (EnvhubError, asyncio.CancelledError):
+            raise
+        except Exception as exc:
+            raise EnvError(f"{what} failed ({_logged(exc, what)})") from exc
+
+    @staticmethod
+    def _told(observation: Observation, notes: dict[str, Any], parent_id: str, at_step: int) -> Observation:
+        """A copy's first observation: what the family says of it, where it branched, what was left out."""
+        data = {**observation.data, **notes, "forked_from": parent_id, "at_step": at_step}
+        text = f"(a copy of session {parent_id} at step {at_step}) {observation.text}"
+        if running := notes.get("processes_not_carried"):
+            text += f" Running then, not carried: {'; '.join(running)[:2000]}"
+        return observation.model_copy(update={"text": text, "data": data})
+
     async def fork(self, session_id: str, req: ForkRequest, caller: Caller | None = None) -> list[ResetAnswer]:
-        """`req.n` new sessions of the caller's, each with a copy of the session's state at its
-        current step (`Environment.fork`) and its step log so far, so the verifier judges a fork's
-        whole path; the source goes on unchanged. A finished episode cannot be forked (409)."""
+        """`req.n` new sessions of the caller's, each from a copy of the session's state at its
+        current step and its step log so far, so the verifier judges a fork's whole path; the
+        source goes on unchanged. A finished episode cannot be forked (409)."""
         source = self.get(session_id, caller)
         source.touch()
         owner, quota = self._admit(caller, req.n)
+        scratch = Path(tempfile.mkdtemp(prefix="fork-", dir=self.settings.data_dir))
         made: list[tuple[Session, Observation]] = []
         try:
             async with source.lock:
-                if source.result is not None or source.closed or source.done:
-                    raise EpisodeOver("the episode is over: it was verified, closed or cut off; fork a live one")
+                notes = await self._write_copy(source, scratch / "state")
                 at_step = source.step_count
                 for _ in range(req.n):
-                    started = time.monotonic()
-                    sid = self._ids.next()
-                    sessions_dir = self._sessions_dir()
-                    if source.family.uses_workdir:
-                        (sessions_dir / sid).mkdir(mode=0o755)
-                    try:
-                        env, observation = await self.deadlines.run(
-                            source.task.config.limits.step_timeout_s + STEP_GRACE_S,
-                            source.env.fork(EnvContext(settings=self.settings, sandbox=self.backend, session_id=sid,
-                                                       sessions_dir=sessions_dir)))
-                    except BaseException as exc:
-                        shutil.rmtree(sessions_dir / sid, ignore_errors=True)
-                        if isinstance(exc, asyncio.TimeoutError):
-                            raise EnvError(f"the fork of {session_id} did not finish in time") from exc
-                        if isinstance(exc, EnvhubError | asyncio.CancelledError):
-                            raise
-                        raise EnvError(f"the fork of {session_id} failed ({_logged(exc, 'fork')})") from exc
-                    fork = Session(id=sid, family=source.family, env=env, task=source.task, sessions_dir=sessions_dir,
-                                   lease_s=source.lease_s, harness=source.harness,
-                                   policy_version=source.policy_version, run_id=source.run_id, tools=source.tools,
-                                   canonical=source.canonical, skin=source.skin, owner=owner,
-                                   has_workdir=source.has_workdir, parent_id=source.id, forked_at_step=at_step,
-                                   step_count=at_step, log=list(source.log))
-                    fork.started = source.started  # the episode's time budget is the source's so far
-                    fork.timings["fork_s"] = time.monotonic() - started
-                    observation.data = {**observation.data, "forked_from": source.id, "at_step": at_step}
-                    made.append((fork, observation))
-                    self.sessions[sid] = fork
-                    metrics.SESSIONS.labels(source.family.name).inc()
-                    self._notify("session_created", fork)
-                    for entry in fork.log:  # the store records the fork's path as its own
-                        self._notify("step_done", fork, entry)
+                    made.append(await self._open(
+                        source.family, source.task, lambda env: env.restore(task=source.task, state=scratch / "state"),
+                        what=f"a fork of {session_id}", harness_name=source.harness, lease_s=source.lease_s,
+                        policy_version=source.policy_version, run_id=source.run_id, owner=owner, log=source.log,
+                        parent_id=source.id, forked_at_step=at_step))
+                    made[-1][0].started = source.started  # the episode's time budget is the source's so far
         except BaseException:
             for fork, _ in made:
                 with contextlib.suppress(Exception):
@@ -395,11 +425,55 @@ class SessionManager:
             raise
         finally:
             self._release(owner, quota, req.n)
-        token = caller.token if caller is not None else None
-        return [ResetAnswer(session_id=f.id, env=f.family.name, observation=observation,
-                            tools=self._tool_list(list(f.tools.values())), task=self._task_ref(f.task),
-                            lease_expires_at=f.created_at + timedelta(seconds=f.lease_s), client_token=token)
-                for f, observation in made]
+            shutil.rmtree(scratch, ignore_errors=True)
+        return [self._answer_reset(f, self._told(obs, notes, source.id, at_step), caller) for f, obs in made]
+
+    async def snapshot(self, session_id: str, caller: Caller | None = None) -> SnapshotInfo:
+        """Keep a copy of the session's state and step log at its current step, on disk (it outlives
+        the server, until `snapshot_ttl_s`), which `create(ResetRequest(from_snapshot=...))` starts
+        from; the session goes on unchanged."""
+        source = self.get(session_id, caller)
+        source.touch()
+        owner = caller.owner if caller is not None else None
+        snapshot_id, tmp = self.snapshots.new_folder(owner)
+        try:
+            async with source.lock:
+                notes = await self._write_copy(source, tmp / "state")
+                return self.snapshots.save(snapshot_id, tmp, owner=owner, session_id=source.id,
+                                           env=source.family.name, task_id=source.task.id, step=source.step_count,
+                                           harness=source.harness, policy_version=source.policy_version,
+                                           run_id=source.run_id, notes=notes, log=source.log)
+        except BaseException:
+            self.snapshots.discard(tmp)
+            raise
+
+    async def _from_snapshot(self, family: Family, req: ResetRequest, caller: Caller | None) -> ResetAnswer:
+        owner = caller.owner if caller is not None else None
+        assert req.from_snapshot is not None
+        snap = self.snapshots.get(req.from_snapshot, owner, check_owner=caller is not None)
+        if snap.info.env != family.name or req.task_id not in (None, snap.info.task_id):
+            raise RequestError(f"snapshot {snap.info.snapshot_id} is of {snap.info.task_id!r} ({snap.info.env}): "
+                               "reset with that env and no other task")
+        task = self.catalog.get(snap.info.task_id)
+        self._check_available(family, task)
+        owner, quota = self._admit(caller, 1)
+        try:
+            session, observation = await self._open(
+                family, task, lambda env: env.restore(task=task, state=snap.state),
+                what=f"the start from {snap.info.snapshot_id}", harness_name=req.harness or snap.harness,
+                lease_s=req.lease_s or self.settings.lease_s, policy_version=req.policy_version or snap.policy_version,
+                run_id=req.run_id or snap.run_id, owner=owner, log=snap.log, parent_id=snap.info.session_id,
+                forked_at_step=snap.info.step)
+        finally:
+            self._release(owner, quota, 1)
+        return self._answer_reset(session, self._told(observation, snap.notes, snap.info.session_id, snap.info.step),
+                                  caller)
+
+    def list_snapshots(self, caller: Caller | None = None) -> SnapshotList:
+        return SnapshotList(snapshots=self.snapshots.list(caller.owner if caller is not None else None))
+
+    def delete_snapshot(self, snapshot_id: str, caller: Caller | None = None) -> None:
+        self.snapshots.delete(snapshot_id, caller.owner if caller is not None else None)
 
     def _task_ref(self, task: Task) -> TaskRef:
         """The task as answers name it: one per task, shared (read-only) by its sessions' answers."""
@@ -674,6 +748,7 @@ class SessionManager:
         for sid in stale:
             log.info("reaping idle session %s", sid)
             await self.close(sid)
+        await asyncio.to_thread(self.snapshots.expire)
         return len(stale)
 
     async def _reap_forever(self) -> None:

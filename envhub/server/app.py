@@ -17,7 +17,7 @@ from envhub.server.deps import READERS, get_caller
 from envhub.server.encoding import SafeJSONResponse
 from envhub.server.limits import BodySizeLimit
 from envhub.server.mcp import SessionMcp
-from envhub.server.routes import episodes, health, openenv, registry, runs, sessions, ws
+from envhub.server.routes import episodes, health, openenv, registry, runs, sessions, snapshots, ws
 from envhub.spec import PROTOCOL_VERSION
 from envhub.web import router as web_router
 
@@ -45,7 +45,7 @@ def create_app(settings: Settings | None = None, hub: Hub | None = None) -> Fast
     app.state.access = access
     problems.install(app)
     frames.quiet_invalid_utf8()
-    for module in (sessions, ws, openenv):  # each session route resolves its caller itself
+    for module in (sessions, snapshots, ws, openenv):  # each session route resolves its caller itself
         app.include_router(module.router)
     for path in ("/v1/sessions/{session_id}/mcp", "/v1/sessions/{session_id}/mcp/"):  # each answered, no redirect
         app.add_route(path, mcp, include_in_schema=False)  # MCP's streamable HTTP, one endpoint per session

@@ -34,7 +34,7 @@ def dumps_text(value: Any) -> str:
 
 
 #: The JSON text of each op a success frame answers, made once.
-_OP_JSON = {op: f'"{op}"' for op in ("reset", "step", "verify", "state", "close", "fork")}
+_OP_JSON = {op: f'"{op}"' for op in ("reset", "step", "verify", "state", "close", "fork", "snapshot")}
 
 
 def _json_keys(cls: type[BaseModel]) -> tuple[tuple[str, str], ...] | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from envhub.env import EnvContext, Environment, Family
 from envhub.errors import AgentError
@@ -40,11 +41,14 @@ class EchoEnvironment(Environment):
         dest.mkdir(parents=True)
         (dest / "messages.json").write_text(json.dumps(self.messages))
 
-    async def fork(self, ctx: EnvContext) -> tuple[EchoEnvironment, Observation]:
-        twin = EchoEnvironment()
-        twin.messages = list(self.messages)
-        count = len(self.messages)
-        return twin, Observation(text=f"{count} messages echoed so far", data={"count": count})
+    async def snapshot(self, dest: Path) -> dict[str, Any]:
+        dest.mkdir(parents=True)
+        (dest / "messages.json").write_text(json.dumps(self.messages))
+        return {}
+
+    async def restore(self, *, task: Task, state: Path) -> Observation:
+        self.messages = json.loads((state / "messages.json").read_text())
+        return Observation(text=f"{len(self.messages)} messages echoed so far", data={"count": len(self.messages)})
 
     async def close(self) -> None:
         self.messages = []

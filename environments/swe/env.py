@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import shlex
+from pathlib import Path
 from typing import Any
 
 from envhub.env import EnvContext
@@ -69,7 +70,6 @@ def _b64(text: str) -> str:
 
 class SweEnvironment(ShellEnvironment):
     file_mb = 512  # builds write large objects
-    carried = ("task", "cfg")
 
     def __init__(self, ctx: EnvContext) -> None:
         super().__init__(ctx)
@@ -87,6 +87,10 @@ class SweEnvironment(ShellEnvironment):
             text=(f"{task.prompt}\n\nThe {lang} repository is checked out in {WORKSPACE} (a git repository). "
                   "Fix the issue in the source code; `run_tests` runs the project's test suite."),
             data={"workspace": WORKSPACE, "language": lang})
+
+    async def restore(self, *, task: Task, state: Path) -> Observation:
+        self.cfg = swe_repo.config(task)
+        return await super().restore(task=task, state=state)
 
     async def _run(self, command: str, *, timeout: float | None = None, max_output: int | None = None):
         # Every helper command runs in a subshell: its `exit` must not end the persistent shell.

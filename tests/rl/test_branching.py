@@ -89,7 +89,7 @@ def test_a_family_that_cannot_fork_is_told_plainly(server: ThreadedServer) -> No
                                        cfg=RolloutConfig(max_turns=2, tools=["search_accounts"]),
                                        sampling_seeds=SEEDS, branch_at=1)
 
-    with pytest.raises(NotSupported, match="cannot fork"):
+    with pytest.raises(NotSupported, match="cannot copy a live episode"):
         asyncio.run(go())
 
 

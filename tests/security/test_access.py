@@ -132,6 +132,7 @@ def test_another_key_cannot_reach_a_session(keyed_server):
         assert other.post(f"/v1/sessions/{sid}/step", json={"action": ACTION}).status_code == 404
         assert other.post(f"/v1/sessions/{sid}/verify").status_code == 404
         assert other.post(f"/v1/sessions/{sid}/fork", json={"n": 1}).status_code == 404
+        assert other.post(f"/v1/sessions/{sid}/snapshot").status_code == 404
         assert other.post("/envs/echo/step", json={"action": ACTION, "episode_id": sid}).status_code == 404
         assert other.delete(f"/v1/sessions/{sid}").status_code == 204  # as for any unknown id...
         assert owner.get(f"/v1/sessions/{sid}").json()["step_count"] == 0  # ...and nothing was done

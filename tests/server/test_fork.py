@@ -125,7 +125,7 @@ async def test_a_family_that_cannot_copy_its_live_state_says_so() -> None:
     async with running_hub(make_settings(families=["db"])) as hub:
         task = hub.catalog.filter(env="db")[0]
         source = (await hub.manager.create(ResetRequest(env="db", task_id=task.id))).session_id
-        with pytest.raises(NotSupported, match="cannot fork"):
+        with pytest.raises(NotSupported, match="cannot copy a live episode"):
             await hub.manager.fork(source, ForkRequest())
         assert hub.manager.active == 1
         assert (await hub.manager.step(source, StepRequest.model_validate(
@@ -149,7 +149,7 @@ async def test_a_fork_says_which_running_processes_it_did_not_carry(hub: Hub) ->
             await hub.manager.close(sid)
 
 
-def test_the_session_socket_forks_too() -> None:
+def test_the_session_socket_forks_and_snapshots_too() -> None:
     from fastapi.testclient import TestClient
 
     from envhub.server.app import create_app
@@ -170,3 +170,8 @@ def test_the_session_socket_forks_too() -> None:
         assert state["ok"] and state["data"]["step_count"] == 1
         refused = ask({"op": "fork", "id": 5, "data": {"n": 0}})
         assert refused["ok"] is False and refused["error"]["status"] in (400, 422), refused
+        kept = ask({"op": "snapshot", "id": 6, "session_id": ids[1]})
+        assert kept["ok"] and kept["data"]["step"] == 1 and kept["data"]["snapshot_id"].startswith("snap-"), kept
+        started = ask({"op": "reset", "id": 7, "data": {"env": "echo", "from_snapshot": kept["data"]["snapshot_id"]}})
+        assert started["ok"] and started["data"]["observation"]["data"]["at_step"] == 1, started
+        client.delete(f"/v1/snapshots/{kept['data']['snapshot_id']}")

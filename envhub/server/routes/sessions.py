@@ -12,6 +12,7 @@ from envhub.spec import (
     Reverified,
     SessionCreated,
     SessionState,
+    SnapshotInfo,
     StepRequest,
     StepResult,
     VerifyResult,
@@ -39,6 +40,15 @@ async def fork(session_id: str, manager: ManagerDep, caller: CallerDep, req: For
     episode is over, `501` for a family that cannot copy its live state, `503` past capacity."""
     answers = await manager.fork(session_id, req or ForkRequest(), caller)
     return Forked(sessions=[a.model() for a in answers])
+
+
+@router.post("/{session_id}/snapshot", status_code=status.HTTP_201_CREATED, response_model=SnapshotInfo)
+async def snapshot(session_id: str, manager: ManagerDep, caller: CallerDep) -> SnapshotInfo:
+    """Keep a copy of this live episode at its current step (state and step log, on disk until it
+    expires), which `POST /v1/sessions {"from_snapshot": id}` starts from; this one goes on
+    unchanged. `409` once the episode is over, `501` for a family that cannot copy its live state,
+    `429` past the caller's snapshot quota."""
+    return await manager.snapshot(session_id, caller)
 
 
 @router.post("/{session_id}/verify", response_model=VerifyResult)

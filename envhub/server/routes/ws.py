@@ -1,6 +1,6 @@
 """`WS /v1/sessions/ws`: the session calls as frames, for low-latency loops.
 
-A frame is `{"op": "reset"|"step"|"verify"|"state"|"close"|"fork", "id": <echoed>, ...}` (see
+A frame is `{"op": "reset"|"step"|"verify"|"state"|"close"|"fork"|"snapshot", "id": <echoed>, ...}` (see
 `envhub.spec.WsFrame`); an answer is `{"id", "op", "ok": true, "data": <the REST body>}` or
 `{"id", "op", "ok": false, "error": <problem>}`. Sessions opened on a connection are closed
 when it drops. `step`, `verify`, `state` and `close` act on `session_id`, or on the session the
@@ -19,7 +19,7 @@ from envhub.errors import RequestError
 from envhub.server import frames
 from envhub.server.encoding import dumps_text, ok_frame
 from envhub.server.problems import problem_for
-from envhub.spec import Forked, WsClose, WsFork, WsFrame, WsReset, WsState, WsStep, WsVerify
+from envhub.spec import Forked, WsClose, WsFork, WsFrame, WsReset, WsSnapshot, WsState, WsStep, WsVerify
 
 router = APIRouter(tags=["sessions"])
 FRAME = TypeAdapter(WsFrame)
@@ -79,6 +79,8 @@ class SessionFrames:
             return manager.state(sid, caller)
         if isinstance(frame, WsFork):  # the forks are the caller's, not this connection's to close
             return Forked(sessions=[a.model() for a in await manager.fork(sid, frame.data, caller)])
+        if isinstance(frame, WsSnapshot):
+            return await manager.snapshot(sid, caller)
         assert isinstance(frame, WsClose)
         await manager.close(sid, caller)
         if sid in opened:
