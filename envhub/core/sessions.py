@@ -378,6 +378,8 @@ class SessionManager:
         runs meanwhile): what the copy leaves out."""
         if source.result is not None or source.closed or source.done:
             raise EpisodeOver("the episode is over: it was verified, closed or cut off; copy a live one")
+        if source.broken is not None:  # its environment failed: what it holds is no state to go on from
+            raise EnvError(f"the session's environment failed ({source.broken.detail}): it cannot be copied")
         what = f"the copy of {source.id}"
         try:
             return await self.deadlines.run(source.task.config.limits.step_timeout_s + STEP_GRACE_S,
@@ -448,9 +450,9 @@ class SessionManager:
             raise
 
     async def _from_snapshot(self, family: Family, req: ResetRequest, caller: Caller | None) -> ResetAnswer:
-        owner = caller.owner if caller is not None else None
         assert req.from_snapshot is not None
-        snap = self.snapshots.get(req.from_snapshot, owner, check_owner=caller is not None)
+        snap = self.snapshots.get(req.from_snapshot, caller.owner if caller is not None else None,
+                                  check_owner=caller is not None)
         if snap.info.env != family.name or req.task_id not in (None, snap.info.task_id):
             raise RequestError(f"snapshot {snap.info.snapshot_id} is of {snap.info.task_id!r} ({snap.info.env}): "
                                "reset with that env and no other task")
