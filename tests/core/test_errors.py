@@ -35,6 +35,7 @@ WIRE_CODES = {
     "episode_over": ("EpisodeOver", 409),
     "idempotency_conflict": ("IdempotencyConflict", 409),
     "payload_too_large": ("PayloadTooLarge", 413),
+    "not_supported": ("NotSupported", 501),
 }
 
 
