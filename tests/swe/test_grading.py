@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import shutil
-import time
 from pathlib import Path
 
 import pytest
 
 from envhub.tasks.model import Task
 from environments.swe.controls import CONTROLS, PLANTED_CONFTEST
-from verifiers import EnvFault, swe
+from verifiers import EnvFault
 from verifiers.swe import (
     PASSED,
     SweConfig,
@@ -69,31 +67,10 @@ def test_build_failure_is_the_agents_failure(python_task: Task, base_checkout: P
     assert all(s != PASSED for s in run.statuses.values())
 
 
-def test_a_suite_the_agents_code_makes_slow_is_its_failure_before_the_verifiers_limit(
-        python_task: Task, base_checkout: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    """The library hangs the suite: grading stops it within the verifier's limit, counted from the
-    verifier's start (here 5 s before grading), and fails the required tests, a failure of the
-    agent's. Were the run left to the runner's clock, it would be a `verifier_error` nobody trains on."""
-    task_dir = tmp_path / "task"
-    shutil.copytree(python_task.path, task_dir)
-    yaml_path = task_dir / "task.yaml"
-    yaml_path.write_text(yaml_path.read_text().replace("verify_timeout_s: 180", "verify_timeout_s: 30"))
-    cfg = SweConfig.from_task_dir(task_dir)
-    assert cfg.verify_timeout_s == 30
-    core = base_checkout / "intervalset" / "core.py"
-    core.write_text(core.read_text() + "\nimport time\ntime.sleep(3600)\n")
-    monkeypatch.setattr(swe, "process_age_s", lambda: 5.0)
-    started = time.monotonic() - 5.0
-    grade.cache_clear()
-    g = grade(base_checkout, task_dir)
-    assert time.monotonic() - started < cfg.verify_timeout_s
-    assert g.run.timed_out
-    with pytest.raises(AssertionError, match="did not finish in the time a run is given"):
-        g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
-
-
 def test_missing_toolchain_is_an_env_fault(python_task: Task, base_checkout: Path, tmp_path: Path):
     task_dir = tmp_path / "task"
+    import shutil
+
     shutil.copytree(python_task.path, task_dir)
     text = (task_dir / "task.yaml").read_text().replace("/usr/bin/python3 -m pytest --version", "/usr/bin/no-such-tool")
     (task_dir / "task.yaml").write_text(text)
@@ -126,20 +103,3 @@ def test_restore_does_not_follow_symlinks(tmp_path: Path, python_task: Task, bas
     assert (repo / "tests").is_dir() and not (repo / "tests").is_symlink()
     assert (repo / "tests" / "test_core.py").is_file()
     assert not (repo / "extra_conftest_dir" / "conftest.py").exists()
-
-
-def test_a_verifier_forked_from_a_warm_process_counts_its_time_from_the_fork():
-    """A warm verifier imported `verifiers.swe` long before it forks a child per verify: the child's
-    age is its own (a clock taken at import would leave a late verify no time at all)."""
-    parent = swe.process_age_s()
-    time.sleep(1.5)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report its age and leave at once
-        os.write(write, repr(swe.process_age_s()).encode())
-        os._exit(0)
-    os.close(write)
-    child = float(os.read(read, 64))
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert child < 1.0 <= parent + 1.5 - child
