@@ -318,11 +318,36 @@ def test_terminal_bench_layout(tasks_root: Path) -> None:
 def test_terminal_bench_layout_missing_parts(tmp_path: Path) -> None:
     bad = tmp_path / "csv-totals"
     shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", bad)
-    (bad / "run-tests.sh").unlink()
-    with pytest.raises(TaskFormatError, match="run-tests.sh: missing \\(not a Terminal-Bench task folder\\)"):
+    shutil.rmtree(bad / "tests")
+    with pytest.raises(TaskFormatError, match="tests: missing \\(not a Terminal-Bench task folder\\)"):
         import_harbor(bad, tmp_path / "out")
     with pytest.raises(TaskFormatError, match="neither a Harbor task"):
         import_harbor(tmp_path / "out", tmp_path / "out2")
+
+
+@pytest.mark.asyncio
+async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_settings, tmp_path: Path) -> None:
+    """run-tests.sh is optional in Terminal-Bench 1 (pytest over tests/test_outputs.py stands in):
+    such a task imports, and its oracle passes while doing nothing fails."""
+    src = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
+    (src / "run-tests.sh").unlink()
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    kept = task.tests_dir / ".harbor"
+    assert "uv run pytest $TEST_DIR/test_outputs.py -rA" in (kept / "run-tests.sh").read_text()
+    assert any("no run-tests.sh" in n for n in task.config.metadata["harbor"]["unsupported_setup"])
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await m.verify(noop.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 0.0), (v.detail, v.checks)
 
 
 def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
