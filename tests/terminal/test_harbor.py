@@ -350,6 +350,42 @@ async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_setting
         assert (v.failure_class, v.reward) == ("ok", 0.0), (v.detail, v.checks)
 
 
+@pytest.mark.asyncio
+async def test_a_program_the_agent_writes_may_name_the_work_dir(make_settings, tmp_path: Path) -> None:
+    """The solution writes /app/tool.py whose default output is /app/out/result.txt, and test.sh runs
+    it with no arguments and reads /app/out/result.txt (common in Terminal-Bench tasks). The agent saw
+    the work dir at /workspace and the tests at the verifier's copy: the wrapper maps the one to the
+    other, so the oracle passes there as in Harbor, and doing nothing still fails."""
+    src = tmp_path / "default-path"
+    for rel, text in {
+        "instruction.md": "Write /app/tool.py that writes ok to /app/out/result.txt by default.\n",
+        "task.toml": 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n',
+        "environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+        "solution/solve.sh": "#!/bin/bash\ncat > /app/tool.py <<'PY'\nimport os, sys\n"
+                             "out = sys.argv[1] if len(sys.argv) > 1 else '/app/out/result.txt'\n"
+                             "os.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, 'w').write('ok')\nPY\n",
+        "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\ncd /app && python3 /app/tool.py\n"
+                         "if [ \"$(cat /app/out/result.txt 2>/dev/null)\" = ok ]; then echo 1 > /logs/verifier/reward.txt; "
+                         "else echo 0 > /logs/verifier/reward.txt; fi\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert "'/workspace/out/result.txt'" in (task.solution_dir / "solve.sh").read_text()
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await m.verify(noop.session_id)
+        assert v.reward == 0.0, (v.detail, v.checks)
+
+
 def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)
