@@ -741,11 +741,19 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[
     if not kept:
         return
     script = " && ".join(kept)
-    if not cwd.is_relative_to(workdir):
+    if cwd.is_relative_to(workdir):
+        inside = PurePosixPath(WORKSPACE) / cwd.relative_to(workdir)
+    elif remap(script, {plan.workdir: WORKSPACE}) != script:
+        # A step before the WORKDIR (or in another folder) that writes into the work dir by its
+        # absolute path (`RUN mkdir -p /app/data && printf ... > /app/data/x.csv`, then `WORKDIR
+        # /app`): it runs in a scratch folder of the sandbox's private /tmp standing for `cwd`, so
+        # what it makes in the work dir lands in the workspace and the rest is left behind, as it
+        # would be outside the image's work dir.
+        inside = PurePosixPath("/tmp/envhub-outside-workdir") / cwd.relative_to("/")
+    else:
         note(f"RUN {_clip(script)}: not replayed (it works in {cwd}, outside the work dir {workdir}; only the "
              "work dir becomes the workspace)")
         return
-    inside = PurePosixPath(WORKSPACE) / cwd.relative_to(workdir)
     res = runner.run(shell, remap(script, {plan.workdir: WORKSPACE}), str(inside),
                      {k: remap(v, {plan.workdir: WORKSPACE}) for k, v in env.items()})
     if res.timed_out:

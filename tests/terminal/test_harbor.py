@@ -289,6 +289,20 @@ def test_a_failing_or_unreplayable_step_is_reported(tmp_path: Path) -> None:
     assert _state(out) == ["after.txt", "made/x"]  # later steps still ran; what a failed step made is kept
 
 
+def test_a_step_before_the_workdir_that_writes_into_it_is_replayed(tmp_path: Path) -> None:
+    """`RUN mkdir -p /app/data && printf ... > /app/data/x.csv` before `WORKDIR /app` (common in public
+    tasks) makes the agent's data: it is replayed, what it writes elsewhere is left behind, and a step
+    outside the work dir that never names it is still reported, not run."""
+    src = _harbor_task(tmp_path / "src", "FROM debian:12\nRUN mkdir -p /app/data && printf 'a,b\\n1,2\\n' > "
+                       "/app/data/x.csv && touch stray.txt\nRUN echo hi > elsewhere.txt\nWORKDIR /app\n"
+                       "RUN cp data/x.csv copy.csv\n", {})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["copy.csv", "data/x.csv"]
+    assert (out / "state" / "data" / "x.csv").read_text() == "a,b\n1,2\n"
+    assert _notes(out)[0] == ("RUN echo hi > elsewhere.txt: not replayed (it works in /, outside the work dir /app; "
+                              "only the work dir becomes the workspace)")
+
+
 def test_a_non_debian_image_is_not_replayed(tmp_path: Path) -> None:
     src = _harbor_task(tmp_path / "src", "FROM alpine:3.20\nWORKDIR /app\nCOPY a.txt .\nRUN echo x > y\n",
                        {"a.txt": "a\n"})
