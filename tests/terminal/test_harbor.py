@@ -303,6 +303,18 @@ def test_a_step_before_the_workdir_that_writes_into_it_is_replayed(tmp_path: Pat
                               "only the work dir becomes the workspace)")
 
 
+def test_a_program_a_step_runs_writes_into_the_work_dir_by_its_own_paths(tmp_path: Path) -> None:
+    """A generator the Dockerfile copies in and runs writes `/app/data/expected.json` by the absolute
+    path in its own text (the RUN line only names the script): that file is the agent's data."""
+    src = _harbor_task(tmp_path / "src", "FROM python:3.11-slim\nWORKDIR /app\nCOPY gen.py /app/gen.py\n"
+                       "RUN python3 /app/gen.py && rm -f /app/gen.py\n",
+                       {"gen.py": "import os\nos.makedirs('/app/data', exist_ok=True)\n"
+                                  "open('/app/data/expected.json', 'w').write('{}')\n"})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["data/expected.json"]
+    assert not any("failed" in n for n in _notes(out))
+
+
 def test_a_non_debian_image_is_not_replayed(tmp_path: Path) -> None:
     src = _harbor_task(tmp_path / "src", "FROM alpine:3.20\nWORKDIR /app\nCOPY a.txt .\nRUN echo x > y\n",
                        {"a.txt": "a\n"})
