@@ -45,6 +45,7 @@ SHIMS = {
     # Package managers and downloads: the verifier is offline; the runtime is fixed.
     "apt-get": "echo 'envhub: apt-get skipped (offline verifier)' >&2; exit 0",
     "apt": "echo 'envhub: apt skipped (offline verifier)' >&2; exit 0",
+    "apk": "echo 'envhub: apk skipped (offline verifier)' >&2; exit 0",  # Alpine-based images' tests
     "pip": "echo 'envhub: pip skipped (offline verifier)' >&2; exit 0",
     "pip3": "echo 'envhub: pip3 skipped (offline verifier)' >&2; exit 0",
     "curl": "echo 'envhub: curl skipped (offline verifier)' >&2; exit 0",

@@ -412,6 +412,26 @@ async def test_a_program_the_agent_writes_may_name_the_work_dir(make_settings, t
         assert v.reward == 0.0, (v.detail, v.checks)
 
 
+@pytest.mark.asyncio
+async def test_an_alpine_package_install_in_the_tests_is_skipped_like_apt_get(make_settings, tmp_path: Path) -> None:
+    """run-tests.sh of an Alpine-based task installs pytest with `apk add` under `set -e`: offline, the
+    verifier skips it as it skips apt-get, and its own pytest runs the tests."""
+    src = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
+    (src / "run-tests.sh").write_text("#!/bin/bash\nset -euo pipefail\napk add --no-cache python3 py3-pip\n"
+                                      "pip3 install pytest --break-system-packages\npytest $TEST_DIR/test_outputs.py -rA\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+
+
 def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
     src = tmp_path / "src"
     shutil.copytree(SAMPLE, src)
