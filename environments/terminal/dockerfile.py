@@ -526,7 +526,7 @@ def replay(plan: DockerPlan, context: Path, state: Path, *, limits: SandboxLimit
     for line in plan.unsupported:
         note(f"{line}: not supported (multi-stage or remote source)")
     workdir = PurePosixPath(plan.workdir)
-    runner = _Runner(limits, step_timeout_s) if plan.debian_like and any(
+    runner = _Runner(limits, step_timeout_s, plan.workdir) if plan.debian_like and any(
         s.op == "RUN" for s in plan.steps) else None
     final, state = state, runner.work if runner else state  # RUN steps need a folder the sandbox uid can reach
     try:
@@ -741,11 +741,19 @@ def _run_step(step: Step, plan: DockerPlan, runner: _Runner | None, shell: list[
     if not kept:
         return
     script = " && ".join(kept)
-    if not cwd.is_relative_to(workdir):
+    if cwd.is_relative_to(workdir):
+        inside = PurePosixPath(WORKSPACE) / cwd.relative_to(workdir)
+    elif remap(script, {plan.workdir: WORKSPACE}) != script:
+        # A step before the WORKDIR (or in another folder) that writes into the work dir by its
+        # absolute path (`RUN mkdir -p /app/data && printf ... > /app/data/x.csv`, then `WORKDIR
+        # /app`): it runs in a scratch folder of the sandbox's private /tmp standing for `cwd`, so
+        # what it makes in the work dir lands in the workspace and the rest is left behind, as it
+        # would be outside the image's work dir.
+        inside = PurePosixPath("/tmp/envhub-outside-workdir") / cwd.relative_to("/")
+    else:
         note(f"RUN {_clip(script)}: not replayed (it works in {cwd}, outside the work dir {workdir}; only the "
              "work dir becomes the workspace)")
         return
-    inside = PurePosixPath(WORKSPACE) / cwd.relative_to(workdir)
     res = runner.run(shell, remap(script, {plan.workdir: WORKSPACE}), str(inside),
                      {k: remap(v, {plan.workdir: WORKSPACE}) for k, v in env.items()})
     if res.timed_out:
@@ -762,8 +770,18 @@ class _Runner:
     """Runs RUN steps in the local bubblewrap backend over `work`, a world-traversable scratch
     folder (the sandbox uid must reach it), moved to the task's state/ at the end."""
 
-    def __init__(self, limits: SandboxLimits, timeout_s: float) -> None:
+    #: Where the work dir may also be bound (besides /workspace): not /, nor a folder the sandbox
+    #: mounts from the host or makes itself.
+    _SYSTEM = ("/usr", "/etc", "/proc", "/dev", "/bin", "/sbin", "/lib", "/lib64", "/tmp", WORKSPACE)
+
+    def __init__(self, limits: SandboxLimits, timeout_s: float, workdir: str | None = None) -> None:
         self.limits, self.timeout_s = limits, timeout_s
+        # The image's work dir, bound over the same folder as /workspace: a program a RUN step runs
+        # (a generator the Dockerfile copied in) that writes `/app/data/x.json` by its own absolute
+        # path fills the workspace, as it fills the image; the RUN's own text is remapped besides.
+        norm = posixpath.normpath(workdir) if workdir else "/"
+        self.workdir = None if norm == "/" or any(
+            norm == d or norm.startswith(d + "/") for d in self._SYSTEM) else norm
         self.scratch = Path(tempfile.mkdtemp(prefix="envhub-replay-", dir="/var/tmp"))
         self.scratch.chmod(0o755)
         self.work = self.scratch / "state"
@@ -773,7 +791,8 @@ class _Runner:
         from envhub.sandbox.local import LocalBackend
 
         backend = LocalBackend(self.scratch / "sandboxes")
-        spec = SandboxSpec(template=self.work, limits=self.limits, workdir=WORKSPACE, env={"HOME": "/tmp", **env})
+        spec = SandboxSpec(template=self.work, limits=self.limits, workdir=WORKSPACE, env={"HOME": "/tmp", **env},
+                           rw_binds={str(self.work): self.workdir} if self.workdir else {})
         argv = [*shell, f"mkdir -p {shlex.quote(cwd)} && cd {shlex.quote(cwd)} && {{\n{script}\n}}"]
         return _run_coroutine(backend.run_once(spec, argv, timeout_s=self.timeout_s, max_output=8000))
 

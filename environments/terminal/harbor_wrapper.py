@@ -21,8 +21,10 @@ final state laid out as Harbor expects (paths were rewritten at import: work dir
 
 import json
 import os
+import re
 import shutil
 import signal
+import stat
 import subprocess
 import tarfile
 import time
@@ -43,6 +45,7 @@ SHIMS = {
     # Package managers and downloads: the verifier is offline; the runtime is fixed.
     "apt-get": "echo 'envhub: apt-get skipped (offline verifier)' >&2; exit 0",
     "apt": "echo 'envhub: apt skipped (offline verifier)' >&2; exit 0",
+    "apk": "echo 'envhub: apk skipped (offline verifier)' >&2; exit 0",  # Alpine-based images' tests
     "pip": "echo 'envhub: pip skipped (offline verifier)' >&2; exit 0",
     "pip3": "echo 'envhub: pip3 skipped (offline verifier)' >&2; exit 0",
     "curl": "echo 'envhub: curl skipped (offline verifier)' >&2; exit 0",
@@ -60,6 +63,35 @@ SHIMS = {
 }
 
 
+#: The work dir as the agent saw it (the importer mapped the image's work dir there); the tests see it
+#: at ROOT/app. A path, never `foo/workspace` or `/workspaces`.
+AGENT_WORKDIR = re.compile(r"(?<![\\w./-])/workspace(?![\\w.-])")
+
+
+def _to_verifier_paths(app: Path) -> None:
+    """What the agent wrote names the work dir as it saw it, `/workspace` (a script whose default
+    output is `/workspace/out/report.json`, a config naming `/workspace/data`); the tests name it
+    ROOT/app. In Harbor both say the image's work dir, so such a path is rewritten in the scratch
+    copy's text files (regular files, not links; UTF-8 without NUL bytes; up to 1 MiB), as the importer
+    rewrote the tests' paths: the script then writes where the tests look, as it does in Harbor."""
+    for dirpath, _dirs, files in os.walk(app):
+        for name in files:
+            p = Path(dirpath) / name
+            try:
+                st = p.lstat()
+                if not stat.S_ISREG(st.st_mode) or st.st_size > 1 << 20:
+                    continue
+                data = p.read_bytes()
+                if b"/workspace" not in data or b"\\0" in data:
+                    continue
+                new = AGENT_WORKDIR.sub(str(app), data.decode("utf-8"))
+            except (OSError, UnicodeDecodeError):
+                continue
+            p.chmod(stat.S_IMODE(st.st_mode) | stat.S_IWUSR)
+            p.write_text(new, encoding="utf-8")
+            p.chmod(stat.S_IMODE(st.st_mode))
+
+
 def _layout(initial: bool = False) -> dict:
     """Harbor's world under ROOT, over the final state (or, for the control, the task's initial state)."""
     shutil.rmtree(ROOT, ignore_errors=True)
@@ -69,6 +101,7 @@ def _layout(initial: bool = False) -> dict:
             tar.extractall(ROOT / "app", **({"filter": "data"} if hasattr(tarfile, "data_filter") else {}))
     else:
         shutil.move(str(fs_state.scratch_copy()), ROOT / "app")
+    _to_verifier_paths(ROOT / "app")
     shutil.copytree(HARBOR_TESTS, ROOT / "tests")
     (ROOT / "logs" / "verifier").mkdir(parents=True)
     home = ROOT / "home"

@@ -289,6 +289,32 @@ def test_a_failing_or_unreplayable_step_is_reported(tmp_path: Path) -> None:
     assert _state(out) == ["after.txt", "made/x"]  # later steps still ran; what a failed step made is kept
 
 
+def test_a_step_before_the_workdir_that_writes_into_it_is_replayed(tmp_path: Path) -> None:
+    """`RUN mkdir -p /app/data && printf ... > /app/data/x.csv` before `WORKDIR /app` (common in public
+    tasks) makes the agent's data: it is replayed, what it writes elsewhere is left behind, and a step
+    outside the work dir that never names it is still reported, not run."""
+    src = _harbor_task(tmp_path / "src", "FROM debian:12\nRUN mkdir -p /app/data && printf 'a,b\\n1,2\\n' > "
+                       "/app/data/x.csv && touch stray.txt\nRUN echo hi > elsewhere.txt\nWORKDIR /app\n"
+                       "RUN cp data/x.csv copy.csv\n", {})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["copy.csv", "data/x.csv"]
+    assert (out / "state" / "data" / "x.csv").read_text() == "a,b\n1,2\n"
+    assert _notes(out)[0] == ("RUN echo hi > elsewhere.txt: not replayed (it works in /, outside the work dir /app; "
+                              "only the work dir becomes the workspace)")
+
+
+def test_a_program_a_step_runs_writes_into_the_work_dir_by_its_own_paths(tmp_path: Path) -> None:
+    """A generator the Dockerfile copies in and runs writes `/app/data/expected.json` by the absolute
+    path in its own text (the RUN line only names the script): that file is the agent's data."""
+    src = _harbor_task(tmp_path / "src", "FROM python:3.11-slim\nWORKDIR /app\nCOPY gen.py /app/gen.py\n"
+                       "RUN python3 /app/gen.py && rm -f /app/gen.py\n",
+                       {"gen.py": "import os\nos.makedirs('/app/data', exist_ok=True)\n"
+                                  "open('/app/data/expected.json', 'w').write('{}')\n"})
+    out = import_harbor(src, tmp_path / "tasks")
+    assert _state(out) == ["data/expected.json"]
+    assert not any("failed" in n for n in _notes(out))
+
+
 def test_a_non_debian_image_is_not_replayed(tmp_path: Path) -> None:
     src = _harbor_task(tmp_path / "src", "FROM alpine:3.20\nWORKDIR /app\nCOPY a.txt .\nRUN echo x > y\n",
                        {"a.txt": "a\n"})
@@ -318,11 +344,92 @@ def test_terminal_bench_layout(tasks_root: Path) -> None:
 def test_terminal_bench_layout_missing_parts(tmp_path: Path) -> None:
     bad = tmp_path / "csv-totals"
     shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", bad)
-    (bad / "run-tests.sh").unlink()
-    with pytest.raises(TaskFormatError, match="run-tests.sh: missing \\(not a Terminal-Bench task folder\\)"):
+    shutil.rmtree(bad / "tests")
+    with pytest.raises(TaskFormatError, match="tests: missing \\(not a Terminal-Bench task folder\\)"):
         import_harbor(bad, tmp_path / "out")
     with pytest.raises(TaskFormatError, match="neither a Harbor task"):
         import_harbor(tmp_path / "out", tmp_path / "out2")
+
+
+@pytest.mark.asyncio
+async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_settings, tmp_path: Path) -> None:
+    """run-tests.sh is optional in Terminal-Bench 1 (pytest over tests/test_outputs.py stands in):
+    such a task imports, and its oracle passes while doing nothing fails."""
+    src = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
+    (src / "run-tests.sh").unlink()
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    kept = task.tests_dir / ".harbor"
+    assert "uv run pytest $TEST_DIR/test_outputs.py -rA" in (kept / "run-tests.sh").read_text()
+    assert any("no run-tests.sh" in n for n in task.config.metadata["harbor"]["unsupported_setup"])
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await m.verify(noop.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 0.0), (v.detail, v.checks)
+
+
+@pytest.mark.asyncio
+async def test_a_program_the_agent_writes_may_name_the_work_dir(make_settings, tmp_path: Path) -> None:
+    """The solution writes /app/tool.py whose default output is /app/out/result.txt, and test.sh runs
+    it with no arguments and reads /app/out/result.txt (common in Terminal-Bench tasks). The agent saw
+    the work dir at /workspace and the tests at the verifier's copy: the wrapper maps the one to the
+    other, so the oracle passes there as in Harbor, and doing nothing still fails."""
+    src = tmp_path / "default-path"
+    for rel, text in {
+        "instruction.md": "Write /app/tool.py that writes ok to /app/out/result.txt by default.\n",
+        "task.toml": 'version = "1.0"\n[verifier]\ntimeout_sec = 60.0\n',
+        "environment/Dockerfile": "FROM python:3.12-slim\nWORKDIR /app\n",
+        "solution/solve.sh": "#!/bin/bash\ncat > /app/tool.py <<'PY'\nimport os, sys\n"
+                             "out = sys.argv[1] if len(sys.argv) > 1 else '/app/out/result.txt'\n"
+                             "os.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, 'w').write('ok')\nPY\n",
+        "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\ncd /app && python3 /app/tool.py\n"
+                         "if [ \"$(cat /app/out/result.txt 2>/dev/null)\" = ok ]; then echo 1 > /logs/verifier/reward.txt; "
+                         "else echo 0 > /logs/verifier/reward.txt; fi\n",
+    }.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    assert "'/workspace/out/result.txt'" in (task.solution_dir / "solve.sh").read_text()
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        v = await m.verify(noop.session_id)
+        assert v.reward == 0.0, (v.detail, v.checks)
+
+
+@pytest.mark.asyncio
+async def test_an_alpine_package_install_in_the_tests_is_skipped_like_apt_get(make_settings, tmp_path: Path) -> None:
+    """run-tests.sh of an Alpine-based task installs pytest with `apk add` under `set -e`: offline, the
+    verifier skips it as it skips apt-get, and its own pytest runs the tests."""
+    src = tmp_path / "csv-totals"
+    shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
+    (src / "run-tests.sh").write_text("#!/bin/bash\nset -euo pipefail\napk add --no-cache python3 py3-pip\n"
+                                      "pip3 install pytest --break-system-packages\npytest $TEST_DIR/test_outputs.py -rA\n")
+    root = tmp_path / "tasks"
+    task = Task.load(import_harbor(src, root))
+    async with running_hub(make_settings(root)) as h:
+        m = h.manager
+        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+        for call in TerminalFamily().oracle_actions(task):
+            res = await m.step(s.session_id, StepRequest(action=call))
+            assert not res.observation.is_error, res.observation.text[-2000:]
+        v = await m.verify(s.session_id)
+        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
 
 
 def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
