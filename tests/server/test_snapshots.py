@@ -11,20 +11,11 @@ import pytest
 from envhub.client import EnvClient
 from envhub.core.hub import Hub
 from envhub.errors import EpisodeOver, NotFound, NotSupported, QuotaExceeded
-from envhub.spec import ResetRequest, StepRequest
+from envhub.spec import ResetRequest
 from tests.conftest import make_settings, running_hub
+from tests.server.test_fork import run
 
 TERMINAL = "terminal/count-error-lines"
-
-
-def bash(command: str) -> StepRequest:
-    return StepRequest.model_validate({"action": {"tool": "bash", "arguments": {"command": command}}})
-
-
-async def run(hub: Hub, sid: str, command: str) -> str:
-    result = await hub.manager.step(sid, bash(command))
-    assert result.observation.data["exit_code"] == 0, result.observation.text
-    return result.observation.text.rsplit("\n[exit code", 1)[0].rstrip("\n")
 
 
 async def test_a_session_from_a_snapshot_has_its_moments_state_and_log_even_after_a_restart() -> None:

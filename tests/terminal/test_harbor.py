@@ -15,7 +15,7 @@ import yaml
 
 from envhub.core.hub import Hub
 from envhub.errors import AgentError, TaskFormatError
-from envhub.spec import ResetRequest, StepRequest
+from envhub.spec import ResetRequest, StepRequest, VerifyResult
 from envhub.tasks.model import Task
 from envhub.validate.core import Validator
 from environments.terminal import TerminalFamily
@@ -351,6 +351,18 @@ def test_terminal_bench_layout_missing_parts(tmp_path: Path) -> None:
         import_harbor(tmp_path / "out", tmp_path / "out2")
 
 
+async def _oracle_and_nothing(hub: Hub, task: Task) -> tuple[VerifyResult, VerifyResult]:
+    """The verdicts on the task's oracle (each of its steps asserted clean) and on doing nothing."""
+    m = hub.manager
+    s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    for call in TerminalFamily().oracle_actions(task):
+        res = await m.step(s.session_id, StepRequest(action=call))
+        assert not res.observation.is_error, res.observation.text[-2000:]
+    oracle = await m.verify(s.session_id)
+    noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    return oracle, await m.verify(noop.session_id)
+
+
 @pytest.mark.asyncio
 async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_settings, tmp_path: Path) -> None:
     """run-tests.sh is optional in Terminal-Bench 1 (pytest over tests/test_outputs.py stands in):
@@ -364,16 +376,9 @@ async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_setting
     assert "uv run pytest $TEST_DIR/test_outputs.py -rA" in (kept / "run-tests.sh").read_text()
     assert any("no run-tests.sh" in n for n in task.config.metadata["harbor"]["unsupported_setup"])
     async with running_hub(make_settings(root)) as h:
-        m = h.manager
-        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        for call in TerminalFamily().oracle_actions(task):
-            res = await m.step(s.session_id, StepRequest(action=call))
-            assert not res.observation.is_error, res.observation.text[-2000:]
-        v = await m.verify(s.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
-        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        v = await m.verify(noop.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 0.0), (v.detail, v.checks)
+        oracle, nothing = await _oracle_and_nothing(h, task)
+    assert (oracle.failure_class, oracle.reward) == ("ok", 1.0), (oracle.detail, oracle.checks)
+    assert (nothing.failure_class, nothing.reward) == ("ok", 0.0), (nothing.detail, nothing.checks)
 
 
 @pytest.mark.asyncio
@@ -391,7 +396,8 @@ async def test_a_program_the_agent_writes_may_name_the_work_dir(make_settings, t
                              "out = sys.argv[1] if len(sys.argv) > 1 else '/app/out/result.txt'\n"
                              "os.makedirs(os.path.dirname(out), exist_ok=True)\nopen(out, 'w').write('ok')\nPY\n",
         "tests/test.sh": "#!/bin/bash\nmkdir -p /logs/verifier\ncd /app && python3 /app/tool.py\n"
-                         "if [ \"$(cat /app/out/result.txt 2>/dev/null)\" = ok ]; then echo 1 > /logs/verifier/reward.txt; "
+                         "if [ \"$(cat /app/out/result.txt 2>/dev/null)\" = ok ]; then "
+                         "echo 1 > /logs/verifier/reward.txt; "
                          "else echo 0 > /logs/verifier/reward.txt; fi\n",
     }.items():
         (src / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -400,16 +406,9 @@ async def test_a_program_the_agent_writes_may_name_the_work_dir(make_settings, t
     task = Task.load(import_harbor(src, root))
     assert "'/workspace/out/result.txt'" in (task.solution_dir / "solve.sh").read_text()
     async with running_hub(make_settings(root)) as h:
-        m = h.manager
-        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        for call in TerminalFamily().oracle_actions(task):
-            res = await m.step(s.session_id, StepRequest(action=call))
-            assert not res.observation.is_error, res.observation.text[-2000:]
-        v = await m.verify(s.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
-        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        v = await m.verify(noop.session_id)
-        assert v.reward == 0.0, (v.detail, v.checks)
+        oracle, nothing = await _oracle_and_nothing(h, task)
+    assert (oracle.failure_class, oracle.reward) == ("ok", 1.0), (oracle.detail, oracle.checks)
+    assert nothing.reward == 0.0, (nothing.detail, nothing.checks)
 
 
 @pytest.mark.asyncio
@@ -419,17 +418,13 @@ async def test_an_alpine_package_install_in_the_tests_is_skipped_like_apt_get(ma
     src = tmp_path / "csv-totals"
     shutil.copytree(FIXTURES / "terminal-bench" / "csv-totals", src)
     (src / "run-tests.sh").write_text("#!/bin/bash\nset -euo pipefail\napk add --no-cache python3 py3-pip\n"
-                                      "pip3 install pytest --break-system-packages\npytest $TEST_DIR/test_outputs.py -rA\n")
+                                      "pip3 install pytest --break-system-packages\n"
+                                      "pytest $TEST_DIR/test_outputs.py -rA\n")
     root = tmp_path / "tasks"
     task = Task.load(import_harbor(src, root))
     async with running_hub(make_settings(root)) as h:
-        m = h.manager
-        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        for call in TerminalFamily().oracle_actions(task):
-            res = await m.step(s.session_id, StepRequest(action=call))
-            assert not res.observation.is_error, res.observation.text[-2000:]
-        v = await m.verify(s.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 1.0), (v.detail, v.checks)
+        oracle, _ = await _oracle_and_nothing(h, task)
+    assert (oracle.failure_class, oracle.reward) == ("ok", 1.0), (oracle.detail, oracle.checks)
 
 
 def test_a_missing_oracle_names_solve_sh(tmp_path: Path) -> None:
