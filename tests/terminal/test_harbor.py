@@ -127,23 +127,28 @@ async def harbor_hub(make_settings, tasks_root: Path, imported: Task) -> AsyncIt
         yield h
 
 
+async def _oracle_and_nothing(hub: Hub, task: Task) -> tuple[VerifyResult, VerifyResult]:
+    """The verdicts on the task's oracle (each of its steps asserted clean) and on doing nothing."""
+    m = hub.manager
+    s = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    for call in TerminalFamily().oracle_actions(task):
+        res = await m.step(s.session_id, StepRequest(action=call))
+        assert not res.observation.is_error, (task.id, res.observation.text[-2000:])
+    oracle = await m.verify(s.session_id)
+    await m.close(s.session_id)
+    noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
+    nothing = await m.verify(noop.session_id)
+    await m.close(noop.session_id)
+    return oracle, nothing
+
+
 @pytest.mark.asyncio(loop_scope="module")
 async def test_imported_oracle_passes_and_noop_fails(harbor_hub: Hub, imported: Task) -> None:
-    m = harbor_hub.manager
-    oracle = await m.create(ResetRequest(env="terminal", task_id=imported.id))
-    for call in TerminalFamily().oracle_actions(imported):
-        res = await m.step(oracle.session_id, StepRequest(action=call))
-        assert not res.observation.is_error, res.observation.text[-2000:]
-    v = await m.verify(oracle.session_id)
-    assert v.failure_class == "ok", v.detail
-    assert v.reward == 1.0 and v.passed, v.checks
-    await m.close(oracle.session_id)
-
-    noop = await m.create(ResetRequest(env="terminal", task_id=imported.id))
-    v = await m.verify(noop.session_id)
-    assert v.failure_class == "ok", v.detail
-    assert v.reward == 0.0 and not v.passed, v.checks
-    await m.close(noop.session_id)
+    oracle, nothing = await _oracle_and_nothing(harbor_hub, imported)
+    assert oracle.failure_class == "ok", oracle.detail
+    assert oracle.reward == 1.0 and oracle.passed, oracle.checks
+    assert nothing.failure_class == "ok", nothing.detail
+    assert nothing.reward == 0.0 and not nothing.passed, nothing.checks
 
 
 @pytest.mark.asyncio(loop_scope="module")
@@ -351,18 +356,6 @@ def test_terminal_bench_layout_missing_parts(tmp_path: Path) -> None:
         import_harbor(tmp_path / "out", tmp_path / "out2")
 
 
-async def _oracle_and_nothing(hub: Hub, task: Task) -> tuple[VerifyResult, VerifyResult]:
-    """The verdicts on the task's oracle (each of its steps asserted clean) and on doing nothing."""
-    m = hub.manager
-    s = await m.create(ResetRequest(env="terminal", task_id=task.id))
-    for call in TerminalFamily().oracle_actions(task):
-        res = await m.step(s.session_id, StepRequest(action=call))
-        assert not res.observation.is_error, res.observation.text[-2000:]
-    oracle = await m.verify(s.session_id)
-    noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
-    return oracle, await m.verify(noop.session_id)
-
-
 @pytest.mark.asyncio
 async def test_terminal_bench_without_run_tests_sh_uses_the_default(make_settings, tmp_path: Path) -> None:
     """run-tests.sh is optional in Terminal-Bench 1 (pytest over tests/test_outputs.py stands in):
@@ -447,18 +440,11 @@ async def corpus_hub(make_settings, tasks_root: Path) -> AsyncIterator[Hub]:
 
 @pytest.mark.asyncio(loop_scope="module")
 async def test_the_corpus_oracles_pass_and_doing_nothing_fails(corpus_hub: Hub) -> None:
-    m = corpus_hub.manager
     for name in corpus_today():
-        task = m.catalog.get("terminal/harbor/" + name.split("/")[1])
-        s = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        for call in TerminalFamily().oracle_actions(task):
-            res = await m.step(s.session_id, StepRequest(action=call))
-            assert not res.observation.is_error, (name, res.observation.text[-2000:])
-        v = await m.verify(s.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 1.0), (name, CORPUS[name], v.detail, v.checks)
-        noop = await m.create(ResetRequest(env="terminal", task_id=task.id))
-        v = await m.verify(noop.session_id)
-        assert (v.failure_class, v.reward) == ("ok", 0.0), (name, v.detail, v.checks)
+        task = corpus_hub.manager.catalog.get("terminal/harbor/" + name.split("/")[1])
+        oracle, nothing = await _oracle_and_nothing(corpus_hub, task)
+        assert (oracle.failure_class, oracle.reward) == ("ok", 1.0), (name, CORPUS[name], oracle.detail, oracle.checks)
+        assert (nothing.failure_class, nothing.reward) == ("ok", 0.0), (name, nothing.detail, nothing.checks)
 
 
 @pytest.mark.asyncio(loop_scope="module")
