@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 
@@ -31,6 +31,7 @@ from envhub.rl.codec import ChatCodec, parse_tool_call
 from envhub.rl.policy import Policy
 from envhub.rl.trajectory import Trajectory
 
+T = TypeVar("T")
 UNTRAINABLE = frozenset(c.value for c in FailureClass if not c.trainable)
 
 
@@ -175,11 +176,12 @@ class _Episode:
             self.session_id = None
 
 
-async def _guarded(episode: _Episode, body: Any) -> None:
-    """Run `body` (a coroutine playing `episode`); every fault ends the trajectory with its class."""
+async def _guarded(episode: _Episode, body: Awaitable[T]) -> T | None:
+    """`body`'s answer (a coroutine playing `episode`); a fault ends the trajectory with its class
+    and answers None."""
     traj = episode.traj
     try:
-        await body
+        return await body
     except EnvhubError as e:  # a refused request (4xx, no failure class) is not the policy's and won't pass later
         _fail(traj, (e.failure_class or FailureClass.env_error).value, e.detail, e.retryable)
     except (TimeoutError, aiohttp.ClientError, OSError) as e:  # the policy backend's transport (the env
@@ -189,6 +191,7 @@ async def _guarded(episode: _Episode, body: Any) -> None:
         raise
     except Exception as e:  # a policy backend fault: no policy output could have caused it
         _fail(traj, FailureClass.unavailable.value, f"rollout crashed: {type(e).__name__}: {e}", True)
+    return None
 
 
 def _trajectory(policy: Policy, cfg: RolloutConfig, task_id: str, seed: int | None, group_id: str,
@@ -293,17 +296,17 @@ async def _branched(env: AsyncEnvClient, policy: Policy, codec: ChatCodec, task_
                     limit: asyncio.Semaphore | None, group_id: str, branch_at: int) -> list[Trajectory]:
     prefix_seed = None if sampling_seeds is None else derive_seed("prefix", *sampling_seeds)
     prefix = _Episode(env, policy, codec, cfg, _trajectory(policy, cfg, task_id, seed, group_id, 0, prefix_seed))
-    finish: list[str | None] = [None]
 
-    async def play_prefix() -> None:
+    async def play_prefix() -> bool:
+        """Whether the episode goes on past the branch point (else it ended there, judged, or failed)."""
         await prefix.start(seed)
-        finish[0] = await prefix.play(range(min(branch_at, cfg.max_turns)), prefix_seed)
-        if finish[0] not in (None, "error"):  # the episode ended before the branch point
-            await prefix.judge(finish[0])
+        finish = await prefix.play(range(min(branch_at, cfg.max_turns)), prefix_seed)
+        if finish not in (None, "error"):
+            await prefix.judge(finish)
+        return finish is None
 
     try:
-        await _guarded(prefix, play_prefix())
-        if finish[0] is not None or prefix.traj.finish_reason == "error":
+        if not await _guarded(prefix, play_prefix()):  # a fault answers None
             return [prefix.traj]
         assert prefix.session_id is not None
         forked = await env.fork(prefix.session_id, G)  # NotSupported: the family cannot copy a live state
