@@ -13,7 +13,7 @@ from envhub.client import AsyncEnvClient
 from envhub.errors import NotSupported
 from envhub.rl.codec import ChatCodec, format_call
 from envhub.rl.policy import Generation
-from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group
+from envhub.rl.rollout import RolloutConfig, derive_seed, rollout_group, run_episode
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from tests.conftest import make_settings
 from tests.rl.chatml import ChatMLTokenizer
@@ -57,20 +57,26 @@ def test_branches_share_the_prefix_token_for_token_and_are_judged_apart(server: 
     policy = SeedScriptPolicy(tok, {derive_seed(prefix_seed, 0): PREFIX,
                                     derive_seed(SEEDS[0], 1): RIGHT, derive_seed(SEEDS[1], 1): WRONG})
 
+    plain_seed = 99  # an episode played through without a fork, for what the prefix must be
+    policy.by_seed |= {derive_seed(plain_seed, 0): PREFIX, derive_seed(plain_seed, 1): RIGHT}
+
     async def go():
         async with AsyncEnvClient(server.url, retries=0) as env:
-            return await rollout_group(env, policy, ChatCodec(tok), TASK, 2, cfg=CFG, sampling_seeds=SEEDS,
-                                       branch_at=1)
+            group = await rollout_group(env, policy, ChatCodec(tok), TASK, 2, cfg=CFG, sampling_seeds=SEEDS,
+                                        branch_at=1)
+            plain = await run_episode(env, policy, ChatCodec(tok), TASK, cfg=CFG, sampling_seed=plain_seed)
+            return group, plain
 
-    right, wrong = asyncio.run(go())
-    assert len(policy.prompts) == 3  # the prefix's turn was sampled once
+    (right, wrong), plain = asyncio.run(go())
+    assert len(policy.prompts) == 5  # the prefix's turn was sampled once, then each member's, then the plain two
     assert (right.reward, wrong.reward) == (1.0, 0.0), (right.failure_detail, wrong.failure_detail)
     assert right.group_id == wrong.group_id and right.trajectory_id != wrong.trajectory_id
     assert (right.branch_at, wrong.branch_at, right.repeat_index, wrong.repeat_index) == (1, 1, 0, 1)
     # the prefix (prompt, first turn, its observation) is the same tokens in both, and is exactly what
     # each member's second turn was sampled from
     first = policy.prompts[derive_seed(SEEDS[0], 1)]
-    assert first == policy.prompts[derive_seed(SEEDS[1], 1)]
+    assert first == policy.prompts[derive_seed(SEEDS[1], 1)] == policy.prompts[derive_seed(plain_seed, 1)]
+    assert right.token_ids == plain.token_ids and plain.reward == 1.0
     assert right.token_ids[:len(first)] == wrong.token_ids[:len(first)] == first
     assert right.loss_mask[:len(first)] == wrong.loss_mask[:len(first)]
     assert right.token_ids[len(first):] != wrong.token_ids[len(first):]
