@@ -409,17 +409,24 @@ class SessionManager:
         owner, quota = self._admit(caller, req.n)
         scratch = Path(tempfile.mkdtemp(prefix="fork-", dir=self.settings.data_dir))
         made: list[tuple[Session, Observation]] = []
+
+        async def open_one() -> None:
+            made.append(await self._open(
+                source.family, source.task, lambda env: env.restore(task=source.task, state=scratch / "state"),
+                what=f"a fork of {session_id}", harness_name=source.harness, lease_s=source.lease_s,
+                policy_version=source.policy_version, run_id=source.run_id, owner=owner, log=source.log,
+                parent_id=source.id, forked_at_step=at_step))
+            made[-1][0].started = source.started  # the episode's time budget is the source's so far
+
         try:
             async with source.lock:
                 notes = await self._write_copy(source, scratch / "state")
                 at_step = source.step_count
-                for _ in range(req.n):
-                    made.append(await self._open(
-                        source.family, source.task, lambda env: env.restore(task=source.task, state=scratch / "state"),
-                        what=f"a fork of {session_id}", harness_name=source.harness, lease_s=source.lease_s,
-                        policy_version=source.policy_version, run_id=source.run_id, owner=owner, log=source.log,
-                        parent_id=source.id, forked_at_step=at_step))
-                    made[-1][0].started = source.started  # the episode's time budget is the source's so far
+                # The copies start side by side (a branch group's G sandboxes); one failure fails the fork.
+                failed = [r for r in await asyncio.gather(*(open_one() for _ in range(req.n)), return_exceptions=True)
+                          if isinstance(r, BaseException)]
+                if failed:
+                    raise failed[0]
         except BaseException:
             for fork, _ in made:
                 with contextlib.suppress(Exception):

@@ -10,8 +10,9 @@ import pytest
 
 from envhub.client import EnvClient
 from envhub.core.hub import Hub
-from envhub.errors import EpisodeOver, NotFound, NotSupported, Unavailable
+from envhub.errors import EnvError, EpisodeOver, NotFound, NotSupported, Unavailable
 from envhub.spec import ForkRequest, ResetRequest, StepRequest
+from environments.echo import EchoEnvironment
 from tests.conftest import make_settings, running_hub
 
 TERMINAL = "terminal/count-error-lines"
@@ -175,3 +176,23 @@ def test_the_session_socket_forks_and_snapshots_too() -> None:
         started = ask({"op": "reset", "id": 7, "data": {"env": "echo", "from_snapshot": kept["data"]["snapshot_id"]}})
         assert started["ok"] and started["data"]["observation"]["data"]["at_step"] == 1, started
         client.delete(f"/v1/snapshots/{kept['data']['snapshot_id']}")
+
+
+async def test_a_fork_whose_copy_fails_to_start_leaves_no_session_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The n copies start side by side; when one fails the fork fails whole: the copies that did
+    start are closed and the room they took is given back."""
+    restore, calls = EchoEnvironment.restore, []
+
+    async def second_fails(self: EchoEnvironment, **kw):  # noqa: ANN003, ANN202
+        calls.append(1)
+        if len(calls) == 2:
+            raise RuntimeError("the copy's start broke")
+        return await restore(self, **kw)
+
+    monkeypatch.setattr(EchoEnvironment, "restore", second_fails)
+    async with running_hub(make_settings(families=["echo"], max_sessions=4)) as hub:
+        source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+        with pytest.raises(EnvError, match="a fork of .* failed"):
+            await hub.manager.fork(source, ForkRequest(n=3))
+        assert len(calls) == 3 and hub.manager.active == 1 and list(hub.manager.sessions) == [source]
+        assert len(await hub.manager.fork(source, ForkRequest(n=3))) == 3  # all the room is back
