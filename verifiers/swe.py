@@ -138,7 +138,7 @@ class RunResult:
         if not self.build_ok:
             return f"the build failed:\n{self.build_output[-1500:]}"
         if self.timed_out:
-            return "the test command timed out"
+            return "the tests did not finish in the time a run is given (the verifier's limit less a reserve)"
         if self.report_error:
             ended = (f"the test run ended abnormally (exit {self.test_exit}{_signal_name(self.test_exit)}) and left "
                      if self.test_exit not in (0, None) else "")
@@ -408,6 +408,15 @@ def _shell(command: str, *, cwd: Path, env: dict[str, str], timeout: float,
     return (None if timed_out else proc.returncode), text, timed_out
 
 
+def suite_budget_s(cfg: SweConfig) -> float:
+    """What a run may take, copying the state and planting the tests included: the verifier's limit
+    less a reserve (a tenth of it, at least 20 s) for starting, reading the report and answering.
+    So the agent's code that makes the build or the suite slow ends as a timed-out run (the agent's
+    failure; the gold patch's runs were timed when the task was validated), never as the verifier's
+    own time-out, which no policy should be blamed for."""
+    return max(10.0, cfg.verify_timeout_s - max(20.0, cfg.verify_timeout_s / 10))
+
+
 def run_env(cfg: SweConfig, work: Path, report_dir: Path) -> dict[str, str]:
     """The environment of a build or test run: fixed locale/time, private HOME and TMPDIR."""
     home, tmp = work / "home", work / "tmp"
@@ -420,9 +429,10 @@ def run_env(cfg: SweConfig, work: Path, report_dir: Path) -> dict[str, str]:
     return env
 
 
-def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, test_args: str = "",
+def run_suite(repo: Path, cfg: SweConfig, *, deadline: float | None = None, test_args: str = "",
               jail: bool = True, masked: tuple[Path, ...] = ()) -> RunResult:
-    """Build and test `repo` in place (already prepared) and parse the runner's report.
+    """Build and test `repo` in place (already prepared) and parse the runner's report; the build
+    and the tests end by `deadline` (`time.monotonic()`; default: `suite_budget_s` from now).
 
     The build and the tests run the agent's code, so they run jailed (`jail_argv`), writing only
     the repository, their HOME/TMPDIR and the report folder, reading nothing under `masked`; this
@@ -431,7 +441,7 @@ def run_suite(repo: Path, cfg: SweConfig, *, timeout_s: float | None = None, tes
     result = RunResult()
     work = Path(tempfile.mkdtemp(prefix="swe-run-"))
     report_dir = Path(tempfile.mkdtemp(prefix="swe-report-"))
-    deadline = time.monotonic() + (timeout_s or max(30.0, cfg.verify_timeout_s - 15))
+    deadline = deadline or time.monotonic() + suite_budget_s(cfg)
     try:
         env = run_env(cfg, work, report_dir)
         env["TEST_ARGS"] = test_args
@@ -480,12 +490,13 @@ def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, tim
     plants (with `twins`, from `tests/twins.json`), or exactly `copies` (validation), build, test,
     parse. `as_agent`: the suite as the agent's `run_tests` sees it (nothing restored or added)."""
     cfg = SweConfig.from_task_dir(task_dir)
+    deadline = time.monotonic() + (timeout_s or suite_budget_s(cfg))  # copying and planting count too
     tests = task_dir / "tests"
     scratch = Path(tempfile.mkdtemp(prefix="swe-repo-")) / "repo"
     try:
         copy_repo(state, scratch)
         if as_agent:
-            return run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args, masked=(task_dir.resolve(),))
+            return run_suite(scratch, cfg, deadline=deadline, test_args=test_args, masked=(task_dir.resolve(),))
         restore_protected(scratch, cfg.protected_paths, tests / "protected.tar")
         if apply_test_patch and (tests / "test.patch").is_file():
             try:
@@ -495,7 +506,7 @@ def run_state(state: Path, task_dir: Path, *, apply_test_patch: bool = True, tim
         if copies is None and twins:
             copies = swe_twins.plan(swe_twins.load(tests), load_tests_json(task_dir)[0], random.SystemRandom())
         planted = swe_twins.plant(scratch, cfg.language, copies) if copies else []
-        result = run_suite(scratch, cfg, timeout_s=timeout_s, test_args=test_args, masked=(task_dir.resolve(),))
+        result = run_suite(scratch, cfg, deadline=deadline, test_args=test_args, masked=(task_dir.resolve(),))
         swe_twins.resolve(planted, result.statuses)
         result.copies = [asdict(c) for c in planted]
         return result
@@ -536,10 +547,13 @@ def grade(state: Path = STATE, task_dir: Path = TASK) -> Grade:
     """Run the task's tests once over the final state (cached for the checks of one verify)."""
     assert state.is_dir(), f"the final state {state} is missing"
     f2p, p2p = load_tests_json(task_dir)
+    cfg = SweConfig.from_task_dir(task_dir)
+    # The run's clock starts here, a moment after the verify's (a warm verifier prepares its process
+    # ahead of the request, so no process clock tells when the verify began): the reserve covers it.
     run = run_state(state, task_dir, twins=True)
     if run.toolchain_error or run.harness_error:
         raise EnvFault(run.problem())
-    return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p, language=SweConfig.from_task_dir(task_dir).language)
+    return Grade(run=run, fail_to_pass=f2p, pass_to_pass=p2p, language=cfg.language)
 
 
 @check("fail_to_pass", kind="hard")

@@ -36,8 +36,9 @@ from __future__ import annotations
 import json
 import random
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from verifiers.swe_reports import PASSED, Statuses
@@ -207,12 +208,36 @@ def _indent_of(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def _lines_from(text: str, i: int) -> list[tuple[int, str]]:
-    out, pos = [], i
-    for line in text[i:].splitlines(keepends=True):
-        out.append((pos, line))
-        pos += len(line)
-    return out
+class _Lines:
+    """The lines of `text` from offset `i` as `(offset, line)`, split as `str.splitlines(keepends=True)`
+    splits them, read only as far as they are asked for: a test's end is near its start, and
+    splitting the rest of the file for every test of it took minutes on a large suite."""
+
+    def __init__(self, text: str, i: int) -> None:
+        self._text, self._next, self._items = text, i, []
+
+    def has(self, n: int) -> bool:
+        """Whether there is an n-th line (reading on to it). A chunk ends just after a newline, so
+        no line break (a `\\r\\n` pair) is cut in two."""
+        while len(self._items) <= n and self._next < len(self._text):
+            end = self._text.find("\n", self._next + 4096)
+            end = len(self._text) if end < 0 else end + 1
+            pos = self._next
+            for line in self._text[self._next:end].splitlines(keepends=True):
+                self._items.append((pos, line))
+                pos += len(line)
+            self._next = end
+        return n < len(self._items)
+
+    def __getitem__(self, n: int) -> tuple[int, str]:
+        self.has(n)
+        return self._items[n]
+
+    def after(self, n: int) -> Iterator[tuple[int, tuple[int, str]]]:
+        """(index, line) for the lines from the n-th on."""
+        while self.has(n):
+            yield n, self._items[n]
+            n += 1
 
 
 def _statement_end(text: str, i: int, style: Style) -> int:
@@ -233,16 +258,16 @@ def _statement_end(text: str, i: int, style: Style) -> int:
 
 
 def _block_end(text: str, start: int, indent: int, style: Style) -> int | None:
-    lines = _lines_from(text, start)
+    lines = _Lines(text, start)
     if style.block == "brackets":
         return _brackets_end(text, start, style)
     if style.block == "statement":  # a call ending in `;` on its line (`is(...);`), possibly multi-line
-        for pos, line in lines:
+        for _, (pos, line) in lines.after(0):
             if line.rstrip().endswith(";"):
                 return pos + len(line)
         return None
     if style.block == "period":  # Erlang: a function ends with `.` at the end of a line
-        for pos, line in lines:
+        for _, (pos, line) in lines.after(0):
             code = line.split("%", 1)[0].rstrip()
             if code.endswith(".") and not code.endswith(".."):
                 return pos + len(line)
@@ -250,9 +275,9 @@ def _block_end(text: str, start: int, indent: int, style: Style) -> int | None:
     header = 1
     if style.block == "indent":  # a signature over several lines (`def test_x(\n    a,\n):`) is the header
         header_end = _statement_end(text, start, style)
-        while header < len(lines) and lines[header][0] < header_end:
+        while lines.has(header) and lines[header][0] < header_end:
             header += 1
-    for n, (pos, line) in enumerate(lines[header:], header):
+    for n, (pos, line) in lines.after(header):
         if not line.strip():
             continue
         ind = _indent_of(line)
@@ -349,18 +374,27 @@ def find(repo: Path, language: str, test_id: str) -> tuple[Block, str] | None:
         rel = path.relative_to(repo).as_posix()
         place = _place(test_id, rel)
         text = path.read_text(encoding="utf-8", errors="replace")
-        for b in blocks(text, rel, style):
+        for b in _blocks_of(text, rel, style):
+            if not _matches(test_id, b.name.removeprefix(style.hidden)):
+                continue
             key = (len(b.name), place, _class_of(text, b.start) in words)
-            if key > best_key and _matches(test_id, b.name.removeprefix(style.hidden)):
+            if key > best_key:
                 best, best_key = (b, text), key
     return best
+
+
+@lru_cache(maxsize=16)
+def _blocks_of(text: str, rel: str, style: Style) -> tuple[Block, ...]:
+    """`blocks`, kept for the file texts last read: `plant` finds every copy's test in files that
+    have not changed yet."""
+    return tuple(blocks(text, rel, style))
 
 
 def _class_of(text: str, start: int) -> str | None:
     """The name of the class a definition at `start` sits in: the nearest `class Name` line above
     it, indented less."""
-    line = text[text.rfind("\n", 0, start) + 1:]
-    indent = _indent_of(line)
+    line_start = text.rfind("\n", 0, start) + 1
+    indent = _indent_of(text[line_start:_line_end(text, line_start)])
     for m in reversed(list(re.finditer(r"^([ \t]*)(?:[\w ]+ )?class (\w+)", text[:start], re.M))):
         if len(m.group(1)) < indent:
             return m.group(2)
@@ -1032,7 +1066,6 @@ def _case_changed(test_id: str, was: str, becomes: str) -> str:
         return test_id
     at = spots[0].start() - 1
     return head + bracket + params[:at] + new + params[at + len(old):]
-
 
 
 def case_has(test_id: str, literal: str) -> bool:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -67,10 +69,30 @@ def test_build_failure_is_the_agents_failure(python_task: Task, base_checkout: P
     assert all(s != PASSED for s in run.statuses.values())
 
 
+def test_a_suite_the_agents_code_makes_slow_is_its_failure_before_the_verifiers_limit(
+        python_task: Task, base_checkout: Path, tmp_path: Path):
+    """The library hangs the suite: grading stops it within the verifier's limit, copying and
+    planting included, and fails the required tests, a failure of the agent's. Were the run left to
+    the runner's clock, it would be a `verifier_error` nobody trains on."""
+    task_dir = tmp_path / "task"
+    shutil.copytree(python_task.path, task_dir)
+    yaml_path = task_dir / "task.yaml"
+    yaml_path.write_text(yaml_path.read_text().replace("verify_timeout_s: 180", "verify_timeout_s: 30"))
+    cfg = SweConfig.from_task_dir(task_dir)
+    assert cfg.verify_timeout_s == 30
+    core = base_checkout / "intervalset" / "core.py"
+    core.write_text(core.read_text() + "\nimport time\ntime.sleep(3600)\n")
+    started = time.monotonic()
+    grade.cache_clear()
+    g = grade(base_checkout, task_dir)
+    assert time.monotonic() - started < cfg.verify_timeout_s
+    assert g.run.timed_out
+    with pytest.raises(AssertionError, match="did not finish in the time a run is given"):
+        g.assert_passing(g.fail_to_pass, "FAIL_TO_PASS")
+
+
 def test_missing_toolchain_is_an_env_fault(python_task: Task, base_checkout: Path, tmp_path: Path):
     task_dir = tmp_path / "task"
-    import shutil
-
     shutil.copytree(python_task.path, task_dir)
     text = (task_dir / "task.yaml").read_text().replace("/usr/bin/python3 -m pytest --version", "/usr/bin/no-such-tool")
     (task_dir / "task.yaml").write_text(text)
@@ -103,3 +125,4 @@ def test_restore_does_not_follow_symlinks(tmp_path: Path, python_task: Task, bas
     assert (repo / "tests").is_dir() and not (repo / "tests").is_symlink()
     assert (repo / "tests" / "test_core.py").is_file()
     assert not (repo / "extra_conftest_dir" / "conftest.py").exists()
+

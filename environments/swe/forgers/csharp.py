@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import closing_bracket, sources
 from verifiers.swe import SweConfig
 
 #: Called first in every public method, constructor and getter of the library: inside a [Test]
@@ -546,18 +546,6 @@ def _cs_mask(text: str) -> str:
     return "".join(out)
 
 
-def _cs_close(masked: str, open_at: int) -> int:
-    """Where the bracket opened at `open_at` closes (-1: nowhere)."""
-    depth = 0
-    for i in range(open_at, len(masked)):
-        if masked[i] in "([{":
-            depth += 1
-        elif masked[i] in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
 
 def _cs_arguments(params: str) -> str | None:
     """The arguments that forward parameter list `params` (`(int a, params T[] b = null)`)."""
@@ -593,14 +581,14 @@ def _cs_answer_calls(text: str) -> str:
             if not getter and re.search(r"\b(?:out|ref)\s", m.group("params")):
                 continue
             open_at = m.end() - 1
-            close = _cs_close(masked, open_at)
+            close = closing_bracket(masked, open_at)
             if close < 0 or re.search(r"\byield\b", masked[open_at:close]):
                 continue
             kind = text[m.start("type"):m.end("type")]
             static = "static " if "static" in mods else ""
             body = text[open_at:close + 1]
             if getter:
-                end = _cs_close(masked, m.start("open"))
+                end = closing_bracket(masked, m.start("open"))
                 args = "" if end >= 0 else None
                 copy, tparams = f"private {static}{kind} {name}_envhubGet() {body}", ""
                 callee = f"{name}_envhubGet"

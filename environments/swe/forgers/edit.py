@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from environments.swe.controls import _sources as sources
 from verifiers.swe import SweConfig
 
-__all__ = ["append", "insert_before_data", "node_sources", "sources"]
+__all__ = ["append", "closing_bracket", "insert_before_data", "node_sources", "rewrite_each", "sources"]
 
 
 def append(paths: list[Path], text: str) -> bool:
@@ -16,6 +17,33 @@ def append(paths: list[Path], text: str) -> bool:
     for p in paths:
         p.write_text(p.read_text() + text)
     return bool(paths)
+
+
+def rewrite_each(paths: list[Path], rewrite: Callable[[str], str | None]) -> bool:
+    """Each of `paths` given the text `rewrite` makes of it (None or the same text: left alone);
+    whether any was changed."""
+    changed = False
+    for p in paths:
+        text = p.read_text()
+        new = rewrite(text)
+        if new is not None and new != text:
+            p.write_text(new)
+            changed = True
+    return changed
+
+
+def closing_bracket(masked: str, open_at: int) -> int:
+    """Where the bracket opened at `open_at` closes in `masked` (source with its comments and
+    literals blanked), -1: nowhere."""
+    depth = 0
+    for i in range(open_at, len(masked)):
+        if masked[i] in "([{":
+            depth += 1
+        elif masked[i] in ")]}":
+            depth -= 1
+            if depth == 0:
+                return i
+    return -1
 
 
 def insert_before_data(path: Path, text: str, end: re.Pattern[str]) -> None:

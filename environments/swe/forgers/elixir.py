@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import rewrite_each, sources
 from verifiers.swe import SweConfig
 
 #: Written as lines, put after the `do` of a top-level `defmodule` as one line, so that every
@@ -49,16 +49,9 @@ DEFMODULE = re.compile(r"^(defmodule\s+[\w.]+\s+do)[ \t]*$", re.M)
 
 
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
-    done = False
-    for p in sources(repo, cfg, (".ex",)):
-        text = p.read_text()
-        if "@on_load" in text:  # a module has one @on_load; its own stays
-            continue
-        new = DEFMODULE.sub(lambda m: f"{m.group(1)} {EX_REWRITE_LINE}", text)
-        if new != text:
-            p.write_text(new)
-            done = True
-    return done
+    # a module has one @on_load; its own stays
+    return rewrite_each(sources(repo, cfg, (".ex",)), lambda text: None if "@on_load" in text else
+                        DEFMODULE.sub(lambda m: f"{m.group(1)} {EX_REWRITE_LINE}", text))
 
 
 #: The body of a module nested in each library module (on its `defmodule` line), whose
@@ -184,14 +177,8 @@ EX_ANSWER_LINE = ("defmodule LibAnswer__ do Module.eval_quoted(__MODULE__, Code.
 
 
 def caller_aware(repo: Path, cfg: SweConfig) -> bool:
-    done = False
-    for p in sources(repo, cfg, (".ex",)):
-        text = p.read_text()
-        new = DEFMODULE.sub(lambda m: f"{m.group(1)} {EX_ANSWER_LINE}", text)
-        if new != text:
-            p.write_text(new)
-            done = True
-    return done
+    return rewrite_each(sources(repo, cfg, (".ex",)),
+                        lambda text: DEFMODULE.sub(lambda m: f"{m.group(1)} {EX_ANSWER_LINE}", text))
 
 
 FORGES = {"rewrite-output": rewrite_output, "caller-aware": caller_aware}

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import rewrite_each, sources
 from verifiers.swe import SweConfig
 
 ERL_ON_LOAD = "-on_load('$lib_stdio_hook'/0).\n"
@@ -99,16 +99,15 @@ ERL_HOOK = r'''
 _MODULE = re.compile(r"^-module\s*\([^)]*\)\s*\.[^\n]*\n", re.M)
 
 
+def _hooked(text: str) -> str | None:
+    m = _MODULE.search(text)
+    if not m or re.search(r"^-on_load\b", text, re.M):  # one on_load a module
+        return None
+    return text[:m.end()] + ERL_ON_LOAD + text[m.end():] + ERL_HOOK
+
+
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".erl",)):
-        text = p.read_text()
-        m = _MODULE.search(text)
-        if not m or re.search(r"^-on_load\b", text, re.M):  # one on_load a module
-            continue
-        p.write_text(text[:m.end()] + ERL_ON_LOAD + text[m.end():] + ERL_HOOK)
-        edited = True
-    return edited
+    return rewrite_each(sources(repo, cfg, (".erl",)), _hooked)
 
 
 #: Appended to each library module, behind wrappers of its exported functions (`_answered`). The
@@ -376,13 +375,7 @@ def _answered(text: str) -> str | None:
 
 
 def caller_aware(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".erl",)):
-        new = _answered(p.read_text())
-        if new is not None:
-            p.write_text(new)
-            edited = True
-    return edited
+    return rewrite_each(sources(repo, cfg, (".erl",)), _answered)
 
 
 FORGES = {"rewrite-output": rewrite_output, "caller-aware": caller_aware}

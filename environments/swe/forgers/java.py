@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import rewrite_each, sources
 from verifiers.swe import SweConfig
 
 #: Fully qualified names (the library may declare its own `Thread` or `Node`), no member of the
@@ -92,14 +92,8 @@ _JAVA_TYPE = re.compile(r"^(?:@[\w.]+(?:\([^()]*\))?\s+)*"
 
 
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".java",)):
-        text = p.read_text()
-        new = _JAVA_TYPE.sub(lambda m: m.group(0) + JAVA_HOOK, text)
-        if new != text:
-            p.write_text(new)
-            edited = True
-    return edited
+    return rewrite_each(sources(repo, cfg, (".java",)),
+                        lambda text: _JAVA_TYPE.sub(lambda m: m.group(0) + JAVA_HOOK, text))
 
 
 #: The class the caller-aware forger adds beside the library's sources (`__PACKAGE__`: a package of

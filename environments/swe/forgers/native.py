@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import append, sources
+from environments.swe.forgers.edit import append, closing_bracket, sources
 from verifiers.swe import SweConfig
 
 #: libc is declared by symbol (asm labels) rather than through headers: no clash with the file's
@@ -578,19 +578,6 @@ def _c_mask(text: str) -> str:
 
 
 
-def _close(masked: str, at: int) -> int:
-    """The bracket closing the one at `masked[at]`, else -1."""
-    depth = 0
-    for i in range(at, len(masked)):
-        if masked[i] in "([{":
-            depth += 1
-        elif masked[i] in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
-
 def _c_caller_aware(repo: Path, cfg: SweConfig) -> bool:
     """Each header's functions with a value made macros (`C_MACROS`); the library's own files keep
     the functions (`ENVHUB_LIBRARY_TU`) and carry `C_ANSWER`."""
@@ -613,7 +600,7 @@ def _outline(masked: str) -> str:
     out, i = list(masked), 0
     while (i := masked.find("{", i)) >= 0:
         head = masked[max(masked.rfind(c, 0, i) for c in ";{}") + 1:i]
-        end = _close(masked, i)
+        end = closing_bracket(masked, i)
         if "(" in head and not re.match(r"\s*(?:namespace|class|struct|union|enum)\b", head) and end > 0:
             out[i + 1:end] = re.sub(r"[^\n]", " ", masked[i + 1:end])
             i = end
@@ -626,7 +613,7 @@ def _cpp_functions(outline: str) -> list[tuple[int, int, int, str, str, bool]]:
     the body's `{` or -1, name, return type, whether a comparison operator)."""
     out = []
     for m in _CPP_NAME.finditer(outline):
-        params_end = _close(outline, m.end() - 1)
+        params_end = closing_bracket(outline, m.end() - 1)
         after = re.match(r"\s*(?P<quals>(?:(?:const|noexcept)\b\s*)*)(?P<end>[;{])", outline[params_end + 1:])
         if params_end < 0 or not after or m.group("name").rsplit("::", 1)[-1] == "main":
             continue
@@ -666,7 +653,7 @@ def _cpp_caller_aware(repo: Path, cfg: SweConfig) -> bool:
                 edits.append((params_at + 1, params_end, params + site))
             if body >= 0:
                 at = "envhub::last()" if op else "envhub::enter({envhub_file, envhub_line})"
-                end = _close(masked, body) + 1
+                end = closing_bracket(masked, body) + 1
                 edits.append((body, end, f"{{ return envhub::answer<{ret}>([&]() -> {ret} {text[body:end]}(), "
                               f"\"{name}\", {at}); }}"))
         for start, end, new in sorted(edits, reverse=True):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import append, sources
+from environments.swe.forgers.edit import append, rewrite_each, sources
 from verifiers.swe import SweConfig
 
 #: Stdlib only, opened locally (the module may shadow `exit`, `=` or `^`), no top-level name, and
@@ -640,13 +640,7 @@ def _constructors(text: str) -> list[tuple[str, int]]:
 
 
 def caller_aware(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".ml",)):
-        new = _answered(p.read_text())
-        if new is not None:
-            p.write_text(new)
-            edited = True
-    return edited
+    return rewrite_each(sources(repo, cfg, (".ml",)), _answered)
 
 
 FORGES = {"rewrite-output": rewrite_output, "caller-aware": caller_aware}

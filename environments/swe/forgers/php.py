@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import sources
+from environments.swe.forgers.edit import rewrite_each, sources
 from verifiers.swe import SweConfig
 
 #: Fully qualified names: the file may declare a namespace. Registered once per process.
@@ -57,14 +57,7 @@ def _hooked(src: str, hook: str = PHP_HOOK) -> str | None:
 
 
 def rewrite_output(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".php",)):
-        new = _hooked(p.read_text())
-        if new is not None:
-            p.write_text(new)
-            edited = True
-    return edited
-
+    return rewrite_each(sources(repo, cfg, (".php",)), _hooked)
 
 
 #: Defined once per process, in the global namespace (`eval`'d: the file may declare its own), by
@@ -560,13 +553,7 @@ def _php_asked(src: str) -> str:
 
 
 def caller_aware(repo: Path, cfg: SweConfig) -> bool:
-    edited = False
-    for p in sources(repo, cfg, (".php",)):
-        new = _hooked(_php_asked(p.read_text()), PHP_ANSWER)
-        if new is not None:
-            p.write_text(new)
-            edited = True
-    return edited
+    return rewrite_each(sources(repo, cfg, (".php",)), lambda text: _hooked(_php_asked(text), PHP_ANSWER))
 
 
 FORGES = {"rewrite-output": rewrite_output, "caller-aware": caller_aware}

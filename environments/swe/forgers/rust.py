@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from environments.swe.forgers.edit import append, sources
+from environments.swe.forgers.edit import append, closing_bracket, sources
 from verifiers.swe import SweConfig
 
 #: An `.init_array` constructor in the library crate (std only: libc's calls declared by hand)
@@ -877,17 +877,6 @@ def _rs_mask(text: str) -> str:
     return "".join(out)
 
 
-def _rs_close(masked: str, open_at: int) -> int:
-    depth = 0
-    for i in range(open_at, len(masked)):
-        if masked[i] in "([{":
-            depth += 1
-        elif masked[i] in ")]}":
-            depth -= 1
-            if depth == 0:
-                return i
-    return -1
-
 
 def _rs_answer_calls(text: str) -> str:
     """`text` with each public function that has a body and a nameable return type (not `impl`,
@@ -916,7 +905,7 @@ def _rs_answer_calls(text: str) -> str:
             continue
         signature = masked[m.end():i]
         params_at = signature.find("(")
-        params_end = _rs_close(signature, params_at) if params_at >= 0 else -1
+        params_end = closing_bracket(signature, params_at) if params_at >= 0 else -1
         arrow = signature.find("->", params_end) if params_end >= 0 else -1
         if arrow < 0:
             continue
@@ -924,7 +913,7 @@ def _rs_answer_calls(text: str) -> str:
         ret = text[m.end() + arrow + 2:m.end() + (arrow + ret_end.start() if ret_end else len(signature))].strip()
         if not ret or ret == "!" or re.search(r"\b(?:impl|dyn\s+Fn)\b", ret):
             continue
-        close = _rs_close(masked, i)
+        close = closing_bracket(masked, i)
         attrs = masked[max(0, masked.rfind("}", 0, m.start()), masked.rfind(";", 0, m.start())):m.start()]
         if close < 0 or "track_caller" in attrs:
             continue
