@@ -1,23 +1,26 @@
 """The office family as registered: the judged family plus what only serving needs, namely whether
-this machine's LibreOffice can run its tasks (every office task needs it: export recalculates).
+this machine's LibreOffice can run its tasks (every office task needs it: export recalculates), and
+copying a live episode (`snapshot`, `restore`: forks and snapshots).
 
 It lives apart from `env.py` because that file keys the family's validation records
-(`OfficeFamily.judged_by`); availability says nothing about a verdict.
+(`OfficeFamily.judged_by`); neither availability nor a copy says anything about a verdict.
 """
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import subprocess
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from envhub.env import EnvContext
 from envhub.errors import EnvError
-from envhub.spec import MissingRequirement
-from environments.office import env, lo
+from envhub.spec import MissingRequirement, Observation
+from environments.office import env, export, lo
 
 if TYPE_CHECKING:
     from envhub.config import Settings
@@ -25,6 +28,28 @@ if TYPE_CHECKING:
 
 #: What installs LibreOffice and the UNO bridge its workers use (Debian; `scripts/bootstrap.sh` does it).
 FIX = "apt-get install -y libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-impress-nogui python3-uno"
+
+
+class OfficeEnvironment(env.OfficeEnvironment):
+    """The whole state is the workspace folder: the tools keep nothing between calls, and the
+    LibreOffice workers are the server's, holding no document between calls, so nothing else is carried."""
+
+    async def snapshot(self, dest: Path) -> dict[str, Any]:
+        if self.task is None:
+            raise EnvError("environment was not reset")
+        # What the tools reach: regular, visible files (the export's copy, without its recalculation)
+        await asyncio.to_thread(export.copy_workspace, self.ws.root, dest / "workspace")
+        return {}
+
+    async def restore(self, *, task: Task, state: Path) -> Observation:
+        self.task = task
+        try:
+            await asyncio.to_thread(self.ws.reset_from, state / "workspace")
+        except OSError as e:
+            raise EnvError(f"cannot prepare the workspace: {e}") from e
+        files = [self.ws.rel(p) for p in self.ws.files()]
+        return Observation(text=f"{task.prompt}\n\nWorkspace files: {', '.join(files) or '(none)'}",
+                           data={"files": files})
 
 
 class OfficeFamily(env.OfficeFamily):
@@ -35,6 +60,9 @@ class OfficeFamily(env.OfficeFamily):
 
     def availability(self, task: Task | None = None) -> MissingRequirement | None:
         return super().availability(task) or libreoffice_missing()
+
+    def make(self, ctx: EnvContext) -> OfficeEnvironment:
+        return OfficeEnvironment(ctx, self)
 
 
 #: How long a failed probe stands before the next question probes again (a slow start on a loaded
