@@ -16,6 +16,7 @@ from hypothesis import settings as hypothesis_settings
 from envhub.client.asgi import InProcess
 from envhub.config import Settings, get_settings
 from envhub.core.hub import Hub
+from envhub.env import Environment
 from envhub.server.app import create_app
 from envhub.server.thread import ThreadedServer, serve_in_thread
 from envhub.verify import runtime
@@ -94,6 +95,16 @@ def in_process() -> Iterator[InProcess]:
     `async_transport()` for `AsyncEnvClient`."""
     with InProcess(create_app(make_settings(families=["echo", "terminal"]))) as app:
         yield app
+
+
+@pytest.fixture
+def echo_cannot_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Echo as a family that cannot copy a live episode (every registered family can): `Environment`'s
+    defaults, which answer `NotSupported`. The served app runs in this process, so it sees the patch."""
+    from environments.echo import EchoEnvironment
+
+    monkeypatch.setattr(EchoEnvironment, "snapshot", Environment.snapshot)
+    monkeypatch.setattr(EchoEnvironment, "restore", Environment.restore)
 
 
 def echo_with_step_budget(root: Path, max_steps: int) -> Path:

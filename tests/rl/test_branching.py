@@ -47,7 +47,7 @@ class SeedScriptPolicy:
 
 @pytest.fixture(scope="module")
 def server() -> Iterator[ThreadedServer]:
-    with serve_in_thread(make_settings(families=["terminal", "db"])) as s:
+    with serve_in_thread(make_settings(families=["terminal", "echo"])) as s:
         yield s
 
 
@@ -83,16 +83,16 @@ def test_branches_share_the_prefix_token_for_token_and_are_judged_apart(server: 
     assert right.gen_s >= 0 and wrong.gen_s >= 0
 
 
+@pytest.mark.usefixtures("echo_cannot_copy")
 def test_a_family_that_cannot_fork_is_told_plainly(server: ThreadedServer) -> None:
     tok = ChatMLTokenizer()
     prefix_seed = derive_seed("prefix", *SEEDS)
-    look = format_call("search_accounts", {"number": "ACC-101961"})
+    say = format_call("echo", {"message": "hello"})
 
     async def go():
         async with AsyncEnvClient(server.url, retries=0) as env:
-            return await rollout_group(env, _Raw(tok, {derive_seed(prefix_seed, 0): look}), ChatCodec(tok),
-                                       "db/bank/ask-balance-001", 2,
-                                       cfg=RolloutConfig(max_turns=2, tools=["search_accounts"]),
+            return await rollout_group(env, _Raw(tok, {derive_seed(prefix_seed, 0): say}), ChatCodec(tok),
+                                       "echo/say-done", 2, cfg=RolloutConfig(max_turns=2, tools=["echo"]),
                                        sampling_seeds=SEEDS, branch_at=1)
 
     with pytest.raises(NotSupported, match="cannot copy a live episode"):

@@ -4,14 +4,19 @@ seen in another or in the source; the step log is carried, so a fork is judged o
 
 from __future__ import annotations
 
+import json
 import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from envhub.client import EnvClient
 from envhub.core.hub import Hub
 from envhub.errors import EnvError, EpisodeOver, NotFound, NotSupported, Unavailable
-from envhub.spec import ForkRequest, ResetRequest, StepRequest
+from envhub.spec import ForkRequest, Observation, ResetRequest, StepRequest
 from environments.echo import EchoEnvironment
 from tests.conftest import make_settings, running_hub
 
@@ -32,32 +37,138 @@ async def run(hub: Hub, sid: str, command: str) -> str:
     return result.observation.text.rsplit("\n[exit code", 1)[0].rstrip("\n")
 
 
-async def test_a_write_in_one_fork_is_never_seen_in_another_fork_or_the_source(hub: Hub) -> None:
+async def act(hub: Hub, sid: str, tool: str, **arguments: Any) -> Observation:
+    """One call through the family's own tool, which must succeed."""
+    result = await hub.manager.step(sid, StepRequest.model_validate({"action": {"tool": tool, "arguments": arguments}}))
+    assert result.failure.value == "ok", result.observation.text
+    return result.observation
+
+
+@dataclass(frozen=True)
+class Probe:
+    """How a test writes a mark into a numbered slot of one family's episode state and reads it back:
+    through the family's tools, and from the exported state where exporting is cheap."""
+
+    env: str
+    task_id: str
+    write: Callable[[Hub, str, int, str], Awaitable[object]]
+    read: Callable[[Hub, str, int], Awaitable[str | None]]  # the mark in the slot; None: none
+    exported: Callable[[Path, int], str | None] | None = None
+
+
+# echo: slot k is the last message said as "k=mark" (it has no tool that reads: its state is read)
+async def echo_write(hub: Hub, sid: str, slot: int, mark: str) -> None:
+    await act(hub, sid, "echo", message=f"{slot}={mark}")
+
+
+def echoed(messages: list[str], slot: int) -> str | None:
+    return next((m.split("=", 1)[1] for m in reversed(messages) if m.startswith(f"{slot}=")), None)
+
+
+async def echo_read(hub: Hub, sid: str, slot: int) -> str | None:
+    return echoed(hub.manager.get(sid).env.messages, slot)  # type: ignore[attr-defined]
+
+
+# terminal and swe: slot k is the file /workspace/slot<k>.txt
+async def shell_write(hub: Hub, sid: str, slot: int, mark: str) -> None:
+    await run(hub, sid, f"echo {mark} > /workspace/slot{slot}.txt")
+
+
+async def swe_write(hub: Hub, sid: str, slot: int, mark: str) -> None:
+    await act(hub, sid, "create_file", path=f"slot{slot}.txt", content=mark)
+
+
+async def shell_read(hub: Hub, sid: str, slot: int) -> str | None:
+    out = await run(hub, sid, f"cat /workspace/slot{slot}.txt 2>/dev/null || echo '(none)'")
+    return None if out == "(none)" else out
+
+
+def shell_exported(dest: Path, slot: int) -> str | None:
+    path = dest / f"slot{slot}.txt"
+    return path.read_text().strip() if path.is_file() else None
+
+
+# db: slot k is customer k+1's email (a write tool of the task's domain, read back with its look-up)
+def marked(email: str) -> str | None:
+    return email.removesuffix("@mark.test") if email.endswith("@mark.test") else None
+
+
+async def db_write(hub: Hub, sid: str, slot: int, mark: str) -> None:
+    await act(hub, sid, "update_customer", customer_id=slot + 1, email=f"{mark}@mark.test")
+
+
+async def db_read(hub: Hub, sid: str, slot: int) -> str | None:
+    return marked((await act(hub, sid, "get_customer", customer_id=slot + 1)).data["email"])
+
+
+def db_exported(dest: Path, slot: int) -> str | None:
+    rows = json.loads((dest / "final" / "customers.json").read_text())
+    return marked(next(c["email"] for c in rows if c["id"] == slot + 1))
+
+
+# office: slot k is cell A<k+1> of a sheet of the task's workbook (its export recalculates: not cheap)
+async def office_write(hub: Hub, sid: str, slot: int, mark: str) -> None:
+    await act(hub, sid, "xlsx_write", path="update.xlsx", sheet="Marks", cells={f"A{slot + 1}": mark})
+
+
+async def office_read(hub: Hub, sid: str, slot: int) -> str | None:
+    seen = await act(hub, sid, "read_document", path="update.xlsx", sheet="Marks", range=f"A{slot + 1}")
+    return next((c["value"] for row in seen.data["sheets"]["Marks"]["cells"] for c in row), None)
+
+
+PROBES = [
+    Probe("echo", "echo/say-done", echo_write, echo_read,
+          lambda dest, slot: echoed(json.loads((dest / "messages.json").read_text()), slot)),
+    Probe("terminal", TERMINAL, shell_write, shell_read, shell_exported),
+    Probe("swe", "swe/python/interval-merge", swe_write, shell_read, shell_exported),
+    Probe("db", "db/retail/update-email-001", db_write, db_read, db_exported),
+    Probe("office", "office/banking/t09-update", office_write, office_read),
+]
+
+
+@pytest.mark.parametrize("probe", PROBES, ids=[p.env for p in PROBES])
+async def test_a_write_in_one_fork_is_never_seen_in_another_fork_or_the_source(probe: Probe, tmp_path: Path) -> None:
+    async with running_hub(make_settings(families=[probe.env])) as hub:
+        source = (await hub.manager.create(ResetRequest(env=probe.env, task_id=probe.task_id))).session_id
+        sessions = [source]
+        try:
+            await probe.write(hub, source, 0, "base")
+            forks = await hub.manager.fork(source, ForkRequest(n=2))
+            sessions += [f.session_id for f in forks]
+            for f in forks:
+                assert f.observation.data["forked_from"] == source and f.observation.data["at_step"] == 1
+                assert await probe.read(hub, f.session_id, 0) == "base"  # the copy has the source's state
+            rng = random.Random(7)
+            marks: dict[str, dict[int, str]] = {sid: {0: "base"} for sid in sessions}
+            writers = sessions * 2
+            rng.shuffle(writers)
+            for i, sid in enumerate(writers):  # writes in any order, each to one session only
+                slot = rng.randrange(3)
+                await probe.write(hub, sid, slot, f"w{i}")
+                marks[sid][slot] = f"w{i}"
+            for sid in sessions:
+                assert [await probe.read(hub, sid, slot) for slot in range(3)] == [marks[sid].get(s) for s in range(3)]
+            if probe.exported is not None:
+                for sid in sessions:
+                    await hub.manager.get(sid).env.export_state(tmp_path / sid)
+                    assert [probe.exported(tmp_path / sid, slot) for slot in range(3)] == [
+                        marks[sid].get(s) for s in range(3)], sid
+        finally:
+            for sid in sessions:
+                await hub.manager.close(sid)
+
+
+async def test_a_forks_shell_goes_on_where_the_sources_was(hub: Hub) -> None:
     source = (await hub.manager.create(ResetRequest(env="terminal", task_id=TERMINAL))).session_id
-    sessions = [source]
+    forks: list[str] = []
     try:
-        await run(hub, source, "mkdir -p work && cd work && export MARK=source-mark && set -o noclobber "
-                               "&& echo base > shared.txt")
-        forks = await hub.manager.fork(source, ForkRequest(n=2))
-        sessions += [f.session_id for f in forks]
-        for f in forks:
-            assert f.observation.data["forked_from"] == source and f.observation.data["at_step"] == 1
-            # the shell goes on where the source's was: directory, exported variables, options
-            assert await run(hub, f.session_id, 'pwd; echo "$MARK"; set -o | grep noclobber') == (
+        await run(hub, source, "mkdir -p work && cd work && export MARK=source-mark && set -o noclobber")
+        forks = [f.session_id for f in await hub.manager.fork(source, ForkRequest(n=2))]
+        for sid in forks:  # directory, exported variables, options
+            assert await run(hub, sid, 'pwd; echo "$MARK"; set -o | grep noclobber') == (
                 "/workspace/work\nsource-mark\nnoclobber      \ton")
-        rng = random.Random(7)
-        written: dict[str, set[str]] = {sid: set() for sid in sessions}
-        for i in range(12):  # writes in any order, each to one session only
-            sid = rng.choice(sessions)
-            await run(hub, sid, f"echo {sid[-6:]} > f{i}.txt && echo {i} >| shared.txt")
-            written[sid].add(f"f{i}.txt")
-        for sid in sessions:
-            listed = set((await run(hub, sid, "ls")).split()) - {"shared.txt"}
-            assert listed == written[sid], sid
-            mine = [int(name[1:-4]) for name in written[sid]]
-            assert await run(hub, sid, "cat shared.txt") == (str(max(mine)) if mine else "base")
     finally:
-        for sid in sessions:
+        for sid in [source, *forks]:
             await hub.manager.close(sid)
 
 
@@ -122,15 +233,14 @@ async def test_forks_count_against_capacity() -> None:
         assert hub.manager.active == 3
 
 
-async def test_a_family_that_cannot_copy_its_live_state_says_so() -> None:
-    async with running_hub(make_settings(families=["db"])) as hub:
-        task = hub.catalog.filter(env="db")[0]
-        source = (await hub.manager.create(ResetRequest(env="db", task_id=task.id))).session_id
-        with pytest.raises(NotSupported, match="cannot copy a live episode"):
-            await hub.manager.fork(source, ForkRequest())
-        assert hub.manager.active == 1
-        assert (await hub.manager.step(source, StepRequest.model_validate(
-            {"action": {"tool": "nosuch", "arguments": {}}}))).failure.value == "agent_error"  # still served
+@pytest.mark.usefixtures("echo_cannot_copy")
+async def test_a_family_that_cannot_copy_its_live_state_says_so(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+    with pytest.raises(NotSupported, match="cannot copy a live episode"):
+        await hub.manager.fork(source, ForkRequest())
+    assert hub.manager.active == 1
+    assert (await hub.manager.step(source, echo("still"))).failure.value == "ok"  # still served
+    await hub.manager.close(source)
 
 
 async def test_a_fork_says_which_running_processes_it_did_not_carry(hub: Hub) -> None:

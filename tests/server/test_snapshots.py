@@ -13,7 +13,7 @@ from envhub.core.hub import Hub
 from envhub.errors import EpisodeOver, NotFound, NotSupported, QuotaExceeded
 from envhub.spec import ResetRequest
 from tests.conftest import make_settings, running_hub
-from tests.server.test_fork import run
+from tests.server.test_fork import office_read, office_write, run
 
 TERMINAL = "terminal/count-error-lines"
 
@@ -41,6 +41,26 @@ async def test_a_session_from_a_snapshot_has_its_moments_state_and_log_even_afte
             hub.manager.delete_snapshot(info.snapshot_id)
         with pytest.raises(NotFound):
             await hub.manager.create(ResetRequest(env="terminal", from_snapshot=info.snapshot_id))
+
+
+async def test_an_office_session_from_a_snapshot_has_its_moments_documents() -> None:
+    settings = make_settings(families=["office"], snapshot_ttl_s=600)
+    task = "office/banking/t09-update"
+    async with running_hub(settings) as hub:
+        source = (await hub.manager.create(ResetRequest(env="office", task_id=task))).session_id
+        await office_write(hub, source, 0, "then")
+        info = await hub.manager.snapshot(source)
+        await office_write(hub, source, 0, "later")  # the source goes on
+        await hub.manager.close(source)
+    async with running_hub(settings) as hub:  # a new server over the same data folder
+        started = await hub.manager.create(ResetRequest(env="office", from_snapshot=info.snapshot_id))
+        try:
+            assert started.observation.data["files"] == ["deck.pptx", "update.xlsx"]
+            assert hub.manager.get(started.session_id).step_count == 1
+            assert await office_read(hub, started.session_id, 0) == "then"
+        finally:
+            await hub.manager.close(started.session_id)
+            hub.manager.delete_snapshot(info.snapshot_id)
 
 
 async def test_a_snapshot_expires_and_the_reaper_removes_it() -> None:
@@ -92,11 +112,10 @@ def test_a_snapshot_is_its_owners_alone(in_process) -> None:
         assert mine.snapshots() == []
 
 
-async def test_a_family_that_cannot_copy_its_live_state_has_no_snapshot() -> None:
-    async with running_hub(make_settings(families=["db"])) as hub:
-        task = hub.catalog.filter(env="db")[0]
-        source = (await hub.manager.create(ResetRequest(env="db", task_id=task.id))).session_id
-        with pytest.raises(NotSupported, match="cannot copy a live episode"):
-            await hub.manager.snapshot(source)
-        assert hub.manager.list_snapshots().snapshots == []
-        await hub.manager.close(source)
+@pytest.mark.usefixtures("echo_cannot_copy")
+async def test_a_family_that_cannot_copy_its_live_state_has_no_snapshot(hub: Hub) -> None:
+    source = (await hub.manager.create(ResetRequest(env="echo", task_id="echo/say-done"))).session_id
+    with pytest.raises(NotSupported, match="cannot copy a live episode"):
+        await hub.manager.snapshot(source)
+    assert hub.manager.list_snapshots().snapshots == []
+    await hub.manager.close(source)
