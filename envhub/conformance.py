@@ -2,7 +2,9 @@
 
 Every check talks to the server over the network only (HTTP, WebSocket, and OpenEnv's routes),
 so it can judge a server in another process, container or machine. With `api_key` (a server with
-keys on) every call carries it; without, the suite uses a client token of its own.
+keys on) every call carries it; without, the suite uses a client token of its own. A check of
+what the family declines (`501`: a family that cannot fork or snapshot) is reported not applicable,
+not failed.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ class CheckOutcome:
     name: str
     ok: bool
     detail: str = ""
+    #: False when the check does not apply to the server's family (which says so): no failure.
+    applicable: bool = True
+
+
+class NotApplicable(Exception):
+    """Raised by a check whose feature the family declines (`501`): reported, not failed."""
 
 
 class ConformanceSuite:
@@ -49,6 +57,8 @@ class ConformanceSuite:
             try:
                 fn()
                 out.append(CheckOutcome(name, True))
+            except NotApplicable as e:
+                out.append(CheckOutcome(name, True, str(e)[:500], applicable=False))
             except AssertionError as e:
                 out.append(CheckOutcome(name, False, str(e)[:500]))
             except Exception as e:  # noqa: BLE001 - any crash is a failed check
@@ -70,6 +80,20 @@ class ConformanceSuite:
         for key in ("type", "title", "status", "detail", "code"):
             assert key in body, f"problem body lacks {key!r}: {body}"
         return body
+
+    def _step(self, sid: str) -> None:
+        r = self.http.post(f"/v1/sessions/{sid}/step", json={"action": self.action})
+        assert r.status_code == 200 and "observation" in r.json(), f"step answered {r.status_code}: {r.text[:300]}"
+
+    def _step_count(self, sid: str) -> int:
+        return self.http.get(f"/v1/sessions/{sid}").json()["step_count"]
+
+    def _copied(self, r: httpx.Response, what: str) -> dict[str, Any]:
+        """A copy's answer (fork, snapshot): `201`, or `NotApplicable` for a family that cannot copy."""
+        if r.status_code == 501:
+            raise NotApplicable(f"{self.env} cannot {what}: {self._problem(r, 501)['detail']}")
+        assert r.status_code == 201, f"{what} answered {r.status_code}: {r.text[:300]}"
+        return r.json()
 
     # -- checks ------------------------------------------------------------------------------------
     def check_health_and_capacity(self) -> None:
@@ -164,6 +188,52 @@ class ConformanceSuite:
         assert httpx.get(f"{self.base}/v1/sessions/{bare_sid}", headers=mine).status_code == 200
         self._problem(httpx.get(f"{self.base}/v1/sessions/{bare_sid}"), 404)
         httpx.delete(f"{self.base}/v1/sessions/{bare_sid}", headers=mine)
+
+    def check_fork(self) -> None:
+        """Two forks: new ids, each at the source's step and stepping on its own; the source goes on
+        unchanged, and another caller is told the session does not exist."""
+        sid = self._reset()["session_id"]
+        forks: list[str] = []
+        try:
+            self._step(sid)
+            forks = [s["session_id"] for s in self._copied(self.http.post(f"/v1/sessions/{sid}/fork",
+                                                                           json={"n": 2}), "fork")["sessions"]]
+            assert len(forks) == 2 and len({sid, *forks}) == 3, f"not two new ids: {forks}"
+            for f in forks:
+                assert self._step_count(f) == 1, "a fork does not start at its source's step"
+                self._step(f)
+                assert self._step_count(f) == 2
+            assert self._step_count(sid) == 1, "a fork's step counted in its source"
+            stranger = {"Authorization": f"Bearer {secrets.token_urlsafe(24)}"}
+            self._problem(self.http.post(f"/v1/sessions/{sid}/fork", json={"n": 1}, headers=stranger),
+                          401 if self.api_key else 404)
+        finally:
+            for s in (sid, *forks):
+                self.http.delete(f"/v1/sessions/{s}")
+
+    def check_snapshot(self) -> None:
+        """A snapshot is listed, starts a session at its step, and is gone once deleted."""
+        sid = self._reset()["session_id"]
+        try:
+            self._step(sid)
+            info = self._copied(self.http.post(f"/v1/sessions/{sid}/snapshot"), "snapshot")
+        finally:
+            self.http.delete(f"/v1/sessions/{sid}")
+        snap = info["snapshot_id"]
+        assert (info["session_id"], info["step"]) == (sid, 1), info
+        listed = [s["snapshot_id"] for s in self.http.get("/v1/snapshots").json()["snapshots"]]
+        assert snap in listed, f"{snap} not listed: {listed}"
+        started = self.http.post("/v1/sessions", json={"env": self.env, "from_snapshot": snap})
+        assert started.status_code == 201, f"from_snapshot answered {started.status_code}: {started.text[:300]}"
+        new = started.json()["session_id"]
+        try:
+            assert self._step_count(new) == 1, "a session from a snapshot does not start at its step"
+            self._step(new)
+        finally:
+            self.http.delete(f"/v1/sessions/{new}")
+        assert self.http.delete(f"/v1/snapshots/{snap}").status_code == 204
+        assert snap not in [s["snapshot_id"] for s in self.http.get("/v1/snapshots").json()["snapshots"]]
+        self._problem(self.http.post("/v1/sessions", json={"env": self.env, "from_snapshot": snap}), 404)
 
     def check_websocket_episode(self) -> None:
         with connect(f"{self.ws_base}/v1/sessions/ws", max_size=None, additional_headers=self.auth) as ws:

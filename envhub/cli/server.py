@@ -82,8 +82,10 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
                              api_key=api_key)
     outcomes = suite.run()
     failed = [o for o in outcomes if not o.ok]
+    skipped = [o for o in outcomes if not o.applicable]
+    passed = len(outcomes) - len(failed) - len(skipped)
     if as_json:
-        print_json({"passed": len(outcomes) - len(failed), "failed": len(failed),
+        print_json({"passed": passed, "failed": len(failed), "not_applicable": len(skipped),
                      "checks": [o.__dict__ for o in outcomes]})
     else:
         table = Table(title=f"conformance of {url}")
@@ -91,9 +93,10 @@ def conformance(url: str, env: str = typer.Option("echo", help="Environment to r
         table.add_column("result")
         table.add_column("detail")
         for o in outcomes:
-            table.add_row(o.name, "[green]pass[/green]" if o.ok else "[red]FAIL[/red]", o.detail)
+            result = "[green]pass[/green]" if o.ok else "[red]FAIL[/red]"
+            table.add_row(o.name, result if o.applicable else "[yellow]n/a[/yellow]", o.detail)
         console.print(table)
-        print(f"{len(outcomes) - len(failed)} passed, {len(failed)} failed")  # noqa: T201 - the plain closing line
+        print(f"{passed} passed, {len(failed)} failed, {len(skipped)} not applicable")  # noqa: T201 - the plain closing line
     if failed:
         raise typer.Exit(1)
 

@@ -10,7 +10,17 @@ TERMINAL_TASK = "terminal/count-error-lines"
 def test_conformance_suite_passes_on_echo(live_server):
     outcomes = ConformanceSuite(live_server.url, env="echo", task_id="echo/say-done").run()
     assert [o for o in outcomes if not o.ok] == []
-    assert len(outcomes) >= 9
+    assert len(outcomes) >= 11
+    copies = {o.name: o.applicable for o in outcomes if o.name in ("fork", "snapshot")}
+    assert copies == {"fork": True, "snapshot": True}  # ran, and applied
+
+
+@pytest.mark.usefixtures("echo_cannot_copy")
+def test_a_family_that_cannot_copy_is_not_applicable_not_failed(live_server):
+    outcomes = ConformanceSuite(live_server.url, env="echo", task_id="echo/say-done").run()
+    assert [o for o in outcomes if not o.ok] == []
+    skipped = {o.name: o.detail for o in outcomes if not o.applicable}
+    assert set(skipped) == {"fork", "snapshot"} and "cannot copy a live episode" in skipped["fork"], skipped
 
 
 def test_conformance_suite_passes_on_terminal(live_server):
