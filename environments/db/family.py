@@ -72,7 +72,7 @@ class DbEnvironment(env.DbEnvironment):
         """A fresh copy of the start with every logged write call run again; each must end as it did."""
         handle = self.store.create(domain, self.ctx.workdir, "s", self.seed)
         try:
-            for i, c in enumerate(c for c in self.calls if c["writes"]):
+            for i, c in enumerate([c for c in self.calls if c["writes"]]):
                 try:
                     run_call(handle, domain, ToolCall(tool=c["tool"], arguments=c["arguments"]))
                     ok = True

@@ -25,19 +25,20 @@ async def test_a_fork_carries_the_call_log_its_process_checks_judge(db_hub):
     source = (await m.create(ResetRequest(env="db", task_id=task))).session_id
     bare = (await m.create(ResetRequest(env="db", task_id=task))).session_id
     assert (await step(m, source, "get_order", order_id=149)).failure is FailureClass.ok
-    (fork,) = await m.fork(source, ForkRequest())
+    forks = [f.session_id for f in await m.fork(source, ForkRequest(n=2))]  # the copies start side by side
     refusal = {"rule": "order_not_cancellable", "figure": "delivered", "reason": "order 149 is already delivered"}
     try:
-        assert m.get(fork.session_id).env.calls == m.get(source).env.calls  # type: ignore[attr-defined]
-        for sid in (fork.session_id, bare):
+        for sid in forks:
+            assert m.get(sid).env.calls == m.get(source).env.calls  # type: ignore[attr-defined]
+        for sid in (forks[0], bare):
             assert (await step(m, sid, "refuse", **refusal)).failure is FailureClass.ok
-        judged = await m.verify(fork.session_id)
+        judged = await m.verify(forks[0])
         assert judged.passed, judged.checks
         unjudged = await m.verify(bare)
         assert not unjudged.passed and "refusal-justified" in {c.id for c in unjudged.checks if not c.passed}
         assert m.get(source).env.calls[-1]["tool"] == "get_order"  # type: ignore[attr-defined]
     finally:
-        for sid in (source, bare, fork.session_id):
+        for sid in (source, bare, *forks):
             await m.close(sid)
 
 
