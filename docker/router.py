@@ -16,6 +16,10 @@ router is one process with one table, so its behaviour is easy to state:
 - **Stickiness**: the router records `session_id → replica` from the `201` answer (and OpenEnv
   `episode_id → replica`); later calls go there. After a router restart the owner is found again by
   asking every replica `GET /v1/sessions/{id}`. WebSockets are pinned to one replica per connection.
+- **Snapshots** stay on the replica that took them: the router records `snapshot_id → replica` from
+  the `201` answer (else finds it by asking every replica's `GET /v1/snapshots` as the caller), so a
+  session started `from_snapshot` goes there; `GET /v1/snapshots` merges every replica's list, and a
+  fork's sessions are recorded as the forked session's replica's.
 - **Access**: the client's `Authorization` goes through to the replica, which checks it (API keys,
   session ownership); the router's own probes send `ENVHUB_API_KEY` when set, and the owner lookup
   sends the caller's credential, so it finds only the caller's own sessions.
@@ -75,6 +79,7 @@ class Router:
         self.refresh_s = refresh_s
         self.replicas: dict[str, Replica] = {}  # url → replica
         self.owners: dict[str, str] = {}  # session or episode id → replica url
+        self.snapshots: dict[str, str] = {}  # snapshot id → the replica that keeps it
         self.http: aiohttp.ClientSession | None = None
         self._poller: asyncio.Task[None] | None = None
 
@@ -214,6 +219,29 @@ class Router:
             self.owners[key] = hits[0]
         return hits[0] if hits else None
 
+    async def ask_all(self, path: str, authorization: str | None) -> dict[str, Any]:
+        """`GET path` of every replica, as the caller: the JSON of each that answered 200, by url."""
+        assert self.http
+        headers = {"Authorization": authorization} if authorization else {}
+
+        async def ask(rep: Replica) -> tuple[str, Any]:
+            try:
+                async with self.http.get(rep.url + path, headers=headers, timeout=aiohttp.ClientTimeout(total=5)) as r:
+                    return rep.url, (await r.json() if r.status == 200 else None)
+            except (aiohttp.ClientError, asyncio.TimeoutError, ValueError, OSError):
+                return rep.url, None
+
+        return {url: data for url, data in await asyncio.gather(*(ask(r) for r in self.replicas.values()))
+                if data is not None}
+
+    async def snapshot_holder(self, snapshot_id: str, authorization: str | None) -> str | None:
+        """The replica keeping the caller's snapshot `snapshot_id`; asks every replica when the table does not know."""
+        if snapshot_id not in self.snapshots:
+            for url, data in (await self.ask_all("/v1/snapshots", authorization)).items():
+                for snap in data.get("snapshots", []):
+                    self.snapshots[snap["snapshot_id"]] = url
+        return self.snapshots.get(snapshot_id)
+
     async def to_owner(self, request: web.Request, key: str, gone_ok: bool = False) -> web.Response:
         url = await self.owner(key, request.headers.get("Authorization"))
         if url is None and gone_ok:
@@ -324,7 +352,17 @@ def build_app(router: Router) -> web.Application:
             env = None
         if not isinstance(env, str) or env not in router.upstreams:
             return await router.to_any(request, body)  # a replica gives the proper 400/404/422
-        resp = await router.to_family(request, env, body)
+        snapshot = json.loads(body).get("from_snapshot")
+        holder = await router.snapshot_holder(snapshot, request.headers.get("Authorization")) \
+            if isinstance(snapshot, str) else None
+        if holder is None:  # a snapshot no replica keeps goes to the family: a replica gives the proper 404
+            resp = await router.to_family(request, env, body)
+        else:
+            try:
+                resp = await router.forward(request, holder, body)
+            except (aiohttp.ClientError, asyncio.TimeoutError):
+                router.snapshots.pop(snapshot, None)
+                return problem(404, "not_found", f"snapshot {snapshot!r} was kept by replica {holder}, which is gone")
         if resp.status == 201 and resp.body:
             with contextlib.suppress(ValueError, KeyError, TypeError):
                 router.owners[json.loads(resp.body)["session_id"]] = request["upstream"]
@@ -337,7 +375,42 @@ def build_app(router: Router) -> web.Application:
 
     @r.route("*", "/v1/sessions/{sid}{tail:(/.*)?}")
     async def session_call(request: web.Request) -> web.Response:
-        return await router.to_owner(request, request.match_info["sid"], gone_ok=request.method == "DELETE")
+        resp = await router.to_owner(request, request.match_info["sid"], gone_ok=request.method == "DELETE")
+        tail = request.match_info["tail"]
+        if resp.status == 201 and resp.body and tail in ("/snapshot", "/fork"):
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                made = json.loads(resp.body)
+                if tail == "/snapshot":
+                    router.snapshots[made["snapshot_id"]] = request["upstream"]
+                for s in made.get("sessions", []):  # a fork's sessions live beside their source
+                    router.owners[s["session_id"]] = request["upstream"]
+        return resp
+
+    @r.get("/v1/snapshots")
+    async def snapshots(request: web.Request) -> web.Response:
+        answers = await router.ask_all(request.rel_url.path_qs, request.headers.get("Authorization"))
+        if not answers:
+            return problem(503, "unavailable", "no replica answered", "unavailable", retry_after=1)
+        merged: list[dict[str, Any]] = []
+        for url, data in answers.items():
+            for snap in data.get("snapshots", []):
+                router.snapshots[snap["snapshot_id"]] = url
+                merged.append(snap)
+        merged.sort(key=lambda snap: snap.get("created_at", ""), reverse=True)  # newest first, as a replica lists
+        return web.json_response({**next(iter(answers.values())), "snapshots": merged})
+
+    @r.delete("/v1/snapshots/{snapshot_id}")
+    async def delete_snapshot(request: web.Request) -> web.Response:
+        snapshot_id = request.match_info["snapshot_id"]
+        holder = await router.snapshot_holder(snapshot_id, request.headers.get("Authorization"))
+        if holder is None:
+            return web.Response(status=204)  # idempotent, as a replica answers an unknown id
+        with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError):  # a gone replica took it along
+            resp = await router.forward(request, holder)
+            if resp.status != 204:
+                return resp
+        router.snapshots.pop(snapshot_id, None)
+        return web.Response(status=204)
 
     @r.get("/envs/{env}/ws")
     async def openenv_ws(request: web.Request) -> web.StreamResponse:

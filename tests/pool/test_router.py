@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import importlib.util
 import json
+import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
+import httpx
 import pytest
 from aiohttp.test_utils import make_mocked_request
 
-from envhub.config import REPO_ROOT
+from envhub.config import REPO_ROOT, get_settings
+from envhub.conformance import ConformanceSuite
+from envhub.server.thread import serve_in_thread
+from envhub.verify import runtime
+from tests.conftest import make_settings
 
 
 @pytest.fixture(scope="module")
@@ -82,8 +93,6 @@ async def test_a_websocket_skips_a_replica_that_refuses_it(router, unused_tcp_po
 async def test_a_reset_skips_a_replica_that_hangs_up(router):
     """A replica being stopped accepts the connection and closes it without an answer: the reset goes
     to the next ready replica, never a 500 (the Ray pool's scale test met this while a replica died)."""
-    import asyncio
-
     from aiohttp import web
     from aiohttp.test_utils import TestServer
 
@@ -119,3 +128,65 @@ async def test_a_reset_skips_a_replica_that_hangs_up(router):
     finally:
         dying.close()
         await dying.wait_closed()
+
+
+@pytest.fixture
+def replica_dirs() -> Iterator[tuple[Path, Path]]:
+    """Two data folders of replicas' own (each keeps its snapshots, as a container does), sharing the
+    installed verifier site, under the suite's data folder (sandbox uids reach it)."""
+    root = Path(tempfile.mkdtemp(prefix="pool-", dir=get_settings().data_dir))
+    root.chmod(0o755)
+    dirs = (root / "a", root / "b")
+    for d in dirs:
+        (d / "verifier").mkdir(mode=0o755, parents=True)
+        os.symlink(runtime.site_dir(get_settings().data_dir).resolve(), runtime.site_dir(d))
+    yield dirs
+    shutil.rmtree(root, ignore_errors=True)
+
+
+async def test_the_pool_keeps_the_whole_contract_with_two_replicas_of_a_family(router, replica_dirs) -> None:
+    """Two echo replicas behind the router, each with its own data folder: the conformance suite
+    passes through the router (fork and snapshot included). A snapshot stays on the replica that took
+    it: it is listed, started from and deleted through the router even when placement would pick the
+    other replica, and a fork's sessions are found where their source is."""
+    from aiohttp.test_utils import TestServer
+
+    with serve_in_thread(make_settings(families=["echo"], store_enabled=False, auth="off",
+                                       data_dir=replica_dirs[0])) as a, \
+            serve_in_thread(make_settings(families=["echo"], store_enabled=False, auth="off",
+                                          data_dir=replica_dirs[1])) as b:
+
+        class Fixed(router.Router):
+            async def refresh(self) -> None:  # the two replicas, ready, as the last probe saw them
+                pass
+
+        r = Fixed({"echo": []})
+        ra = router.Replica(url=a.url, families={"echo"}, ready=True, free=5)
+        rb = router.Replica(url=b.url, families={"echo"}, ready=True, free=1)
+        r.replicas = {ra.url: ra, rb.url: rb}
+        async with TestServer(router.build_app(r)) as served:
+            url = str(served.make_url("")).rstrip("/")
+            outcomes = await asyncio.to_thread(ConformanceSuite(url).run)
+            assert all(o.ok and o.applicable for o in outcomes), [o for o in outcomes if not o.ok or not o.applicable]
+            assert {"fork", "snapshot"} <= {o.name for o in outcomes}
+
+            me = {"Authorization": "Bearer pool-test-caller"}
+            async with httpx.AsyncClient(base_url=url, headers=me, timeout=60) as http:
+                sid = (await http.post("/v1/sessions", json={"env": "echo"})).json()["session_id"]
+                assert r.owners[sid] == a.url  # the most free slots
+                forked = (await http.post(f"/v1/sessions/{sid}/fork", json={"n": 2})).json()["sessions"]
+                r.owners.clear()  # a restarted router finds them by asking
+                for f in forked:
+                    assert (await http.get(f"/v1/sessions/{f['session_id']}")).status_code == 200
+                snap = (await http.post(f"/v1/sessions/{sid}/snapshot")).json()["snapshot_id"]
+                ra.free, rb.free = 0, 9  # placement now prefers b, which does not keep the snapshot
+                r.snapshots.clear()  # ... and the router has forgotten where it is
+                listed = (await http.get("/v1/snapshots")).json()["snapshots"]
+                assert [s["snapshot_id"] for s in listed] == [snap]
+                started = await http.post("/v1/sessions", json={"env": "echo", "from_snapshot": snap})
+                assert started.status_code == 201, started.text
+                assert r.owners[started.json()["session_id"]] == a.url
+                assert (await http.delete(f"/v1/snapshots/{snap}")).status_code == 204
+                assert (await http.get("/v1/snapshots")).json()["snapshots"] == []
+                gone = await http.post("/v1/sessions", json={"env": "echo", "from_snapshot": snap})
+                assert gone.status_code == 404, gone.text
