@@ -7,9 +7,10 @@ install:
 up: install
 	.venv/bin/envhub serve --host $${ENVHUB_HOST:-127.0.0.1} --port $${ENVHUB_PORT:-8000}
 
-# The SWE tests fail (not skip) for a toolchain `make install` was to install (ENVHUB_SWE_LANGUAGES).
+# The SWE tests fail (not skip) for a toolchain `make install` was to install (ENVHUB_SWE_LANGUAGES);
+# the 30 slowest tests are listed, so a CI log shows where the time of its longest phase goes.
 test: install
-	ENVHUB_SWE_REQUIRED=$${ENVHUB_SWE_LANGUAGES:-all} .venv/bin/python -m pytest -q
+	ENVHUB_SWE_REQUIRED=$${ENVHUB_SWE_LANGUAGES:-all} .venv/bin/python -m pytest -q --durations=30
 
 # A few minutes; `make bench FULL=1` for the issue's sizes. Rewrites the table in benchmarks/README.md.
 bench:
