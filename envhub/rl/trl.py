@@ -64,12 +64,16 @@ def envhub_reward(completions: list[Any], envhub_reward: list[float | None], **_
 
 def make_rollout_func(base_url: str, tokenizer: Any, *, cfg: RolloutConfig | None = None,
                       policy: Policy | None = None, concurrency: int = 16,
-                      run_id: str | None = None, api_key: str | None = None) -> Callable[[list[Any], Any], dict]:
+                      run_id: str | None = None, api_key: str | None = None,
+                      branch_at: int | None = None) -> Callable[[list[Any], Any], dict]:
     """A TRL `rollout_func`. Without `policy`, the trainer's own model samples in-process
     (`HFPolicy`, version = the trainer's global step). `run_id`: the hub's run (`/v1/runs`, made
     with `EnvClient.create_run`) every reset names, so the hub computes its figures. `api_key` (else
     `ENVHUB_API_KEY`): the credential the episodes run as; a run counts only its creator's episodes,
-    so give the one that created the run (without either, each call ran as a fresh random client)."""
+    so give the one that created the run (without either, each call ran as a fresh random client).
+    `branch_at=k`: each group plays its first k turns once and forks the session for its members
+    (`rollout_group(branch_at=k)`). A group whose episode ended before turn k is its one trajectory,
+    repeated to the group's size: TRL wants a completion per prompt, and equal rewards carry no advantage."""
     codec = ChatCodec(tokenizer)
     if run_id is not None:
         cfg = dataclasses.replace(cfg or RolloutConfig(), run_id=run_id)
@@ -91,9 +95,9 @@ def make_rollout_func(base_url: str, tokenizer: Any, *, cfg: RolloutConfig | Non
         async def run() -> list[Trajectory]:
             limit = asyncio.Semaphore(concurrency)
             async with AsyncEnvClient(base_url, api_key=api_key) as env:
-                groups = await asyncio.gather(*(rollout_group(env, pol, codec, task, n, cfg=cfg, limit=limit)
-                                                for task, n in runs))
-            return [t for g in groups for t in g]
+                groups = await asyncio.gather(*(rollout_group(env, pol, codec, task, n, cfg=cfg, limit=limit,
+                                                              branch_at=branch_at) for task, n in runs))
+            return [t for g, (_, n) in zip(groups, runs, strict=True) for t in (g if len(g) == n else [g[0]] * n)]
 
         try:
             trajectories = asyncio.run(run())

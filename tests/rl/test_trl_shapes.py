@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import asyncio
+import types
 
 import pytest
 
 from envhub.client import AsyncEnvClient
 from envhub.rl.codec import ChatCodec, format_call
 from envhub.rl.rollout import RolloutConfig, rollout_group
-from envhub.rl.trl import _task_id, envhub_reward, to_trl
+from envhub.rl.trl import _task_id, envhub_reward, make_rollout_func, to_trl
 from tests.rl.conftest import ScriptedPolicy
 
 CFG = RolloutConfig(tools=["search_accounts", "submit_answer"], max_turns=2, per_turn_tokens=128)
@@ -55,3 +56,39 @@ def test_task_ids_from_plain_and_conversational_prompts() -> None:
     assert _task_id([{"role": "user", "content": "db/hr/ask-salary-001"}]) == "db/hr/ask-salary-001"
     with pytest.raises(ValueError, match="must be an envhub task id"):
         _task_id({"prompt": "db/x"})
+
+
+class _Model:
+    """What the rollout function reads of the trainer's model: its train/eval mode, put back after."""
+
+    training = True
+
+    def train(self, mode: bool = True) -> None:
+        self.training = mode
+
+
+def test_the_rollout_func_branches_each_group_after_its_shared_turns(db_server, tokenizer) -> None:
+    """With `branch_at=1` a group's first turn is played once and the members fork from it (one
+    completion per prompt, the same prompt ids and first turn, their own verdicts); a group whose
+    episode ended within those turns is that one episode, repeated to the group's size."""
+    tok = tokenizer
+
+    def call(tool: str, **args: str) -> list[int]:
+        return tok.encode(format_call(tool, args), add_special_tokens=False) + [tok.eos_token_id]
+
+    trainer = types.SimpleNamespace(model=_Model(), temperature=1.0, state=types.SimpleNamespace(global_step=0))
+    task = "db/bank/ask-balance-001"
+    search = call("search_accounts", number="ACC-101961")
+    policy = ScriptedPolicy([search, call("submit_answer", answer="22806.26"), call("submit_answer", answer="0")],
+                            tok.eos_token_id, version=0)
+    out = make_rollout_func(db_server.url, tok, cfg=CFG, policy=policy, concurrency=4, branch_at=1)([task] * 2, trainer)
+    assert len(policy.prompts) == 3  # the shared turn once, then one turn a member
+    assert all(len(v) == 2 for v in out.values()) and sorted(out["envhub_reward"]) == [0.0, 1.0]
+    assert out["prompt_ids"][0] == out["prompt_ids"][1]
+    assert out["completion_ids"][0][:len(search)] == out["completion_ids"][1][:len(search)] == search
+    assert out["completion_ids"][0] != out["completion_ids"][1] and trainer.model.training
+
+    ended = ScriptedPolicy([call("submit_answer", answer="22806.26")], tok.eos_token_id, version=0)
+    out = make_rollout_func(db_server.url, tok, cfg=CFG, policy=ended, concurrency=4, branch_at=1)([task] * 3, trainer)
+    assert len(ended.prompts) == 1 and out["envhub_reward"] == [1.0] * 3
+    assert out["completion_ids"][0] == out["completion_ids"][1] == out["completion_ids"][2]
