@@ -389,8 +389,8 @@ def build_app(router: Router) -> web.Application:
     @r.get("/v1/snapshots")
     async def snapshots(request: web.Request) -> web.Response:
         answers = await router.ask_all(request.rel_url.path_qs, request.headers.get("Authorization"))
-        if not answers:
-            return problem(503, "unavailable", "no replica answered", "unavailable", retry_after=1)
+        if not answers:  # none answered 200: one replica's own answer says why (a 401, or 503 when none is up)
+            return await router.to_any(request)
         merged: list[dict[str, Any]] = []
         for url, data in answers.items():
             for snap in data.get("snapshots", []):
