@@ -21,6 +21,8 @@ def test_branch_bench_smoke() -> None:
     proc = subprocess.run([sys.executable, str(REPO / "benchmarks" / "branch.py"), "-n", "1", "--prefix", "1",
                            "--steps", "1", "--json"], cwd=REPO, env={**os.environ, "PYTHONPATH": path},
                           capture_output=True, text=True, timeout=300)
+    if proc.returncode and ("no cgroup v2 here" in proc.stderr or "cannot make a cgroup" in proc.stderr):
+        pytest.skip(proc.stderr.strip().splitlines()[-1])  # a machine whose cgroups this root may not write
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = json.loads(proc.stdout)
     assert out["rewards"] == [1.0, 0.0] * 4
