@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from envhub.env import EnvContext, Environment
-from envhub.errors import EnvError
-from envhub.sandbox.base import WORKSPACE, Sandbox, SandboxLimits, SandboxSpec
+from envhub.errors import AgentError, EnvError
+from envhub.sandbox.base import WORKSPACE, ExecResult, Sandbox, SandboxLimits, SandboxSpec
 from envhub.spec import Observation
 
 if TYPE_CHECKING:
@@ -97,11 +97,8 @@ class ShellEnvironment(Environment):
                                           if line.startswith("#process ")]}
 
     async def restore(self, *, task: Task, state: Path) -> Observation:
-        await self.start_sandbox(task, state / "workspace")
-        # A line the new shell refuses (a read-only variable) is skipped: only a dead shell fails.
-        done = await self._sandbox().run(f"{(state / SHELL_FILE).read_text()}\ntrue", timeout_s=self.step_limit)
-        if done.exit_code != 0:
-            raise EnvError(f"the copy's shell did not take the source's state: {done.output[-300:]}")
+        sandbox = await self.start_sandbox(task, state / "workspace")
+        self.sandbox = ReplayFirst(sandbox, (state / SHELL_FILE).read_text(), self.step_limit)
         return Observation(text="The workspace and the shell (directory, exported variables, options) are as they "
                                 "were; running processes and /tmp are not carried.",
                            data={"workspace": WORKSPACE})
@@ -109,3 +106,36 @@ class ShellEnvironment(Environment):
     async def close(self) -> None:
         if self.sandbox is not None:
             await self.sandbox.close()
+
+
+class ReplayFirst(Sandbox):
+    """A copy's sandbox whose first command runs once the source shell's state is replayed in it, so
+    a fork answers without waiting for the copy's shell to start (a reset does not wait for its shell
+    either: the first step does). A line the new shell refuses (a read-only variable) is skipped;
+    a shell that dies taking the state is an `EnvError` (no policy has acted in the copy yet)."""
+
+    def __init__(self, inner: Sandbox, script: str, timeout_s: float) -> None:
+        self.inner, self.script, self.timeout_s = inner, script, timeout_s
+
+    async def run(self, command: str, *, timeout_s: float, max_output: int = 64_000) -> ExecResult:
+        if self.script is not None:
+            script, self.script = self.script, None
+            try:
+                done = await self.inner.run(f"{script}\ntrue", timeout_s=self.timeout_s)
+            except AgentError as e:  # the shell ended while taking the state: the copy's, not the agent's
+                raise EnvError(f"the copy's shell did not take the source's state: {e.detail}") from e
+            if done.exit_code != 0:
+                raise EnvError(f"the copy's shell did not take the source's state: {done.output[-300:]}")
+        return await self.inner.run(command, timeout_s=timeout_s, max_output=max_output)
+
+    async def is_alive(self) -> bool:
+        return await self.inner.is_alive()
+
+    async def export(self, dest: Path) -> None:
+        await self.inner.export(dest)
+
+    async def snapshot(self, dest: Path) -> None:
+        await self.inner.snapshot(dest)
+
+    async def close(self) -> None:
+        await self.inner.close()

@@ -14,8 +14,12 @@ from typing import Any
 import pytest
 
 from envhub.client import EnvClient
+from envhub.config import get_settings
 from envhub.core.hub import Hub
 from envhub.errors import EnvError, EpisodeOver, NotFound, NotSupported, Unavailable
+from envhub.sandbox.base import SandboxLimits, SandboxSpec
+from envhub.sandbox.local import LocalBackend
+from envhub.shell_env import ReplayFirst
 from envhub.spec import ForkRequest, Observation, ResetRequest, StepRequest
 from environments.echo import EchoEnvironment
 from tests.conftest import make_settings, running_hub
@@ -306,3 +310,24 @@ async def test_a_fork_whose_copy_fails_to_start_leaves_no_session_behind(monkeyp
             await hub.manager.fork(source, ForkRequest(n=3))
         assert len(calls) == 3 and hub.manager.active == 1 and list(hub.manager.sessions) == [source]
         assert len(await hub.manager.fork(source, ForkRequest(n=3))) == 3  # all the room is back
+
+
+async def test_a_copys_shell_takes_the_state_before_its_first_command_and_a_dead_one_is_env_error() -> None:
+    """A fork answers before its shell has taken the source's state (as a reset answers before its
+    shell is up): the copy's first command runs after the replay, and a shell that dies taking it
+    is the environment's fault, never the agent's (`SandboxGone` is an agent error elsewhere)."""
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    spec = SandboxSpec(template=None, limits=SandboxLimits(processes=64, memory_mb=512))
+    copy = ReplayFirst(await backend.start(spec), "cd /tmp\nexport MARK=m", timeout_s=30)
+    try:
+        assert (await copy.run('pwd; echo "$MARK"', timeout_s=10)).output.strip() == "/tmp\nm"
+        assert (await copy.run("export MARK=n; echo $MARK", timeout_s=10)).output.strip() == "n"  # replayed once
+        assert (await copy.run("echo $MARK", timeout_s=10)).output.strip() == "n"
+    finally:
+        await copy.close()
+    dead = ReplayFirst(await backend.start(spec), "exit 3", timeout_s=30)
+    try:
+        with pytest.raises(EnvError, match="did not take the source's state"):
+            await dead.run("echo hi", timeout_s=10)
+    finally:
+        await dead.close()
