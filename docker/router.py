@@ -17,7 +17,8 @@ router is one process with one table, so its behaviour is easy to state:
   `episode_id → replica`); later calls go there. After a router restart the owner is found again by
   asking every replica `GET /v1/sessions/{id}`. WebSockets are pinned to one replica per connection.
 - **Snapshots** stay on the replica that took them: the router records `snapshot_id → replica` from
-  the `201` answer (else finds it by asking every replica's `GET /v1/snapshots` as the caller), so a
+  the `201` answer (else finds it by asking every replica's `GET /v1/snapshots` as the caller: the
+  first that lists it and serves its family; replicas sharing a data folder list the same ones), so a
   session started `from_snapshot` goes there; `GET /v1/snapshots` merges every replica's list, and a
   fork's sessions are recorded as the forked session's replica's.
 - **Access**: the client's `Authorization` goes through to the replica, which checks it (API keys,
@@ -234,12 +235,23 @@ class Router:
         return {url: data for url, data in await asyncio.gather(*(ask(r) for r in self.replicas.values()))
                 if data is not None}
 
+    def learn_snapshots(self, answers: dict[str, Any]) -> list[dict[str, Any]]:
+        """The snapshots that replicas' `GET /v1/snapshots` answers list, once each. Where the table
+        does not know a holder yet, the first replica listing it that serves its family becomes it:
+        replicas that share a data folder (a Ray node's) all list the same snapshots."""
+        listed: dict[str, dict[str, Any]] = {}
+        for url, data in answers.items():
+            rep = self.replicas.get(url)
+            for snap in data.get("snapshots", []):
+                listed.setdefault(snap["snapshot_id"], snap)
+                if rep is None or snap.get("env") in rep.families:
+                    self.snapshots.setdefault(snap["snapshot_id"], url)
+        return list(listed.values())
+
     async def snapshot_holder(self, snapshot_id: str, authorization: str | None) -> str | None:
         """The replica keeping the caller's snapshot `snapshot_id`; asks every replica when the table does not know."""
         if snapshot_id not in self.snapshots:
-            for url, data in (await self.ask_all("/v1/snapshots", authorization)).items():
-                for snap in data.get("snapshots", []):
-                    self.snapshots[snap["snapshot_id"]] = url
+            self.learn_snapshots(await self.ask_all("/v1/snapshots", authorization))
         return self.snapshots.get(snapshot_id)
 
     async def to_owner(self, request: web.Request, key: str, gone_ok: bool = False) -> web.Response:
@@ -391,11 +403,7 @@ def build_app(router: Router) -> web.Application:
         answers = await router.ask_all(request.rel_url.path_qs, request.headers.get("Authorization"))
         if not answers:  # none answered 200: one replica's own answer says why (a 401, or 503 when none is up)
             return await router.to_any(request)
-        merged: list[dict[str, Any]] = []
-        for url, data in answers.items():
-            for snap in data.get("snapshots", []):
-                router.snapshots[snap["snapshot_id"]] = url
-                merged.append(snap)
+        merged = router.learn_snapshots(answers)
         merged.sort(key=lambda snap: snap.get("created_at", ""), reverse=True)  # newest first, as a replica lists
         return web.json_response({**next(iter(answers.values())), "snapshots": merged})
 

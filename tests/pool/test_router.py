@@ -145,25 +145,29 @@ def replica_dirs() -> Iterator[tuple[Path, Path]]:
 
 
 async def test_the_pool_keeps_the_whole_contract_with_two_replicas_of_a_family(router, replica_dirs) -> None:
-    """Two echo replicas behind the router, each with its own data folder: the conformance suite
-    passes through the router (fork and snapshot included). A snapshot stays on the replica that took
-    it: it is listed, started from and deleted through the router even when placement would pick the
-    other replica, and a fork's sessions are found where their source is."""
+    """Two echo replicas behind the router, each with its own data folder, and a terminal replica
+    sharing the first's (as a Ray node's replicas do): the conformance suite passes through the router
+    (fork and snapshot included). A snapshot stays on the replica that took it: it is listed once,
+    started from and deleted through the router even when placement would pick the other echo
+    replica and the terminal replica lists it too, and a fork's sessions are found beside their source."""
     from aiohttp.test_utils import TestServer
 
     with serve_in_thread(make_settings(families=["echo"], store_enabled=False, auth="off",
                                        data_dir=replica_dirs[0])) as a, \
             serve_in_thread(make_settings(families=["echo"], store_enabled=False, auth="off",
-                                          data_dir=replica_dirs[1])) as b:
+                                          data_dir=replica_dirs[1])) as b, \
+            serve_in_thread(make_settings(families=["terminal"], store_enabled=False, auth="off",
+                                          data_dir=replica_dirs[0])) as c:
 
         class Fixed(router.Router):
             async def refresh(self) -> None:  # the two replicas, ready, as the last probe saw them
                 pass
 
-        r = Fixed({"echo": []})
+        r = Fixed({"echo": [], "terminal": []})
         ra = router.Replica(url=a.url, families={"echo"}, ready=True, free=5)
         rb = router.Replica(url=b.url, families={"echo"}, ready=True, free=1)
-        r.replicas = {ra.url: ra, rb.url: rb}
+        rc = router.Replica(url=c.url, families={"terminal"}, ready=True, free=5)
+        r.replicas = {ra.url: ra, rb.url: rb, rc.url: rc}  # c answers after a: it must not become the holder
         async with TestServer(router.build_app(r)) as served:
             url = str(served.make_url("")).rstrip("/")
             outcomes = await asyncio.to_thread(ConformanceSuite(url).run)
