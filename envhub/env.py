@@ -137,6 +137,11 @@ class Environment(ABC):
         (read only; the caller removes it)."""
         raise NotSupported(f"{type(self).__name__} cannot start from a copied episode yet")
 
+    async def restore_owned(self, *, task: Task, state: Path) -> Observation:
+        """`restore` from a folder that is this environment's alone (a fork's own copy), whose files
+        it may move into place rather than copy; the caller removes what is left."""
+        return await self.restore(task=task, state=state)
+
     @abstractmethod
     async def close(self) -> None:
         """Release everything; safe to call more than once."""

@@ -48,10 +48,12 @@ class ShellEnvironment(Environment):
         return SandboxLimits(memory_mb=limits.memory_mb, processes=limits.processes, cpus=limits.cpus,
                              cpu_s=int(limits.episode_timeout_s), file_mb=self.file_mb)
 
-    async def start_sandbox(self, task: Task, template: Path | None) -> Sandbox:
-        """Start the episode's sandbox over a copy of `template` (None: an empty workspace)."""
+    async def start_sandbox(self, task: Task, template: Path | None, *, take: bool = False) -> Sandbox:
+        """Start the episode's sandbox over a copy of `template` (None: an empty workspace; `take`:
+        the folder itself, which is this episode's alone)."""
         self.task = task
-        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(template=template, limits=self.sandbox_limits(task)))
+        self.sandbox = await self.ctx.sandbox.start(SandboxSpec(template=template, take_template=take,
+                                                                limits=self.sandbox_limits(task)))
         return self.sandbox
 
     def _sandbox(self) -> Sandbox:
@@ -97,7 +99,13 @@ class ShellEnvironment(Environment):
                                           if line.startswith("#process ")]}
 
     async def restore(self, *, task: Task, state: Path) -> Observation:
-        sandbox = await self.start_sandbox(task, state / "workspace")
+        return await self._restore(task, state, take=False)
+
+    async def restore_owned(self, *, task: Task, state: Path) -> Observation:
+        return await self._restore(task, state, take=True)  # the workspace is moved: one copy a fork, not two
+
+    async def _restore(self, task: Task, state: Path, *, take: bool) -> Observation:
+        sandbox = await self.start_sandbox(task, state / "workspace", take=take)
         self.sandbox = ReplayFirst(sandbox, (state / SHELL_FILE).read_text(), self.step_limit)
         return Observation(text="The workspace and the shell (directory, exported variables, options) are as they "
                                 "were; running processes and /tmp are not carried.",

@@ -50,6 +50,7 @@ from envhub.errors import (
 from envhub.harness import Skin
 from envhub.registry import invalid_reason
 from envhub.sandbox.base import SandboxBackend
+from envhub.sandbox.process import copy_tree
 from envhub.spec import (
     ForkRequest,
     Observation,
@@ -410,9 +411,9 @@ class SessionManager:
         scratch = Path(tempfile.mkdtemp(prefix="fork-", dir=self.settings.data_dir))
         made: list[tuple[Session, Observation]] = []
 
-        async def open_one() -> None:
+        async def open_one(state: Path) -> None:
             made.append(await self._open(
-                source.family, source.task, lambda env: env.restore(task=source.task, state=scratch / "state"),
+                source.family, source.task, lambda env: env.restore_owned(task=source.task, state=state),
                 what=f"a fork of {session_id}", harness_name=source.harness, lease_s=source.lease_s,
                 policy_version=source.policy_version, run_id=source.run_id, owner=owner, log=source.log,
                 parent_id=source.id, forked_at_step=at_step))
@@ -422,8 +423,12 @@ class SessionManager:
             async with source.lock:
                 notes = await self._write_copy(source, scratch / "state")
                 at_step = source.step_count
+                # Each copy owns a state folder, which its environment may take whole (a sandbox moves
+                # the workspace into place): n copies of the source's state for n forks, not n + 1.
+                states = [scratch / "state", *(scratch / f"state-{i}" for i in range(1, req.n))]
+                await asyncio.gather(*(copy_tree(states[0], s) for s in states[1:]))
                 # The copies start side by side (a branch group's G sandboxes); one failure fails the fork.
-                failed = [r for r in await asyncio.gather(*(open_one() for _ in range(req.n)), return_exceptions=True)
+                failed = [r for r in await asyncio.gather(*(open_one(s) for s in states), return_exceptions=True)
                           if isinstance(r, BaseException)]
                 if failed:
                     raise failed[0]

@@ -38,6 +38,9 @@ class SandboxSpec(BaseModel):
 
     #: Host folder whose *copy* becomes the writable `/workspace`; None for an empty one.
     template: Path | None = None
+    #: The template is this sandbox's alone (a fork's copy): moved into place rather than copied
+    #: where the backend can, so a fork copies its source's workspace once, not twice.
+    take_template: bool = False
     #: Extra read-only binds, host path → path inside.
     ro_binds: dict[str, str] = Field(default_factory=dict)
     #: Extra writable binds, host path → path inside (the verifier's scratch space).

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import ctypes
+import errno
 import fcntl
 import json
 import logging
@@ -144,6 +145,17 @@ class CpuQuota:
         if group is not None:
             with contextlib.suppress(OSError):
                 group.rmdir()
+
+
+def _moved(src: Path, dest: Path) -> bool:
+    """Move the folder `src` to `dest` if both are on one filesystem (a rename: no byte is copied)."""
+    try:
+        os.rename(src, dest)
+    except OSError as e:
+        if e.errno == errno.EXDEV:
+            return False
+        raise
+    return True
 
 
 def _limits_preexec(limits: SandboxLimits, uid: int | None, cpu_group: Path | None = None):
@@ -481,7 +493,10 @@ class LocalBackend(SandboxBackend):
             if spec.limits.cpus is not None:
                 cpu_group = CpuQuota.make(root.name, spec.limits.cpus)
             workspace = root / "workspace"
-            if spec.template is not None:
+            if spec.template is not None and spec.take_template and _moved(spec.template, workspace):
+                if self._is_root:
+                    await asyncio.to_thread(chown_tree, workspace, uid)
+            elif spec.template is not None:
                 await self.copy_tree(spec.template, workspace, uid)
             else:
                 workspace.mkdir()

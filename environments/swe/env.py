@@ -88,9 +88,9 @@ class SweEnvironment(ShellEnvironment):
                   "Fix the issue in the source code; `run_tests` runs the project's test suite."),
             data={"workspace": WORKSPACE, "language": lang})
 
-    async def restore(self, *, task: Task, state: Path) -> Observation:
+    async def _restore(self, task: Task, state: Path, *, take: bool) -> Observation:
         self.cfg = swe_repo.config(task)
-        return await super().restore(task=task, state=state)
+        return await super()._restore(task, state, take=take)
 
     async def _run(self, command: str, *, timeout: float | None = None, max_output: int | None = None):
         # Every helper command runs in a subshell: its `exit` must not end the persistent shell.

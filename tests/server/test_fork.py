@@ -15,8 +15,10 @@ import pytest
 
 from envhub.client import EnvClient
 from envhub.config import get_settings
+from envhub.core import sessions
 from envhub.core.hub import Hub
 from envhub.errors import EnvError, EpisodeOver, NotFound, NotSupported, Unavailable
+from envhub.sandbox import local
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.local import LocalBackend
 from envhub.shell_env import ReplayFirst
@@ -171,6 +173,32 @@ async def test_a_forks_shell_goes_on_where_the_sources_was(hub: Hub) -> None:
         for sid in forks:  # directory, exported variables, options
             assert await run(hub, sid, 'pwd; echo "$MARK"; set -o | grep noclobber') == (
                 "/workspace/work\nsource-mark\nnoclobber      \ton")
+    finally:
+        for sid in [source, *forks]:
+            await hub.manager.close(sid)
+
+
+async def test_n_forks_copy_the_workspace_n_times_not_n_plus_one(hub: Hub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The source's workspace is copied once per fork: the first fork's sandbox takes the copy
+    made under the source's lock whole (a rename), the others copy it; none copies it twice."""
+    copies: list[str] = []
+    real = local.copy_tree
+
+    async def counted(src: Path, dest: Path, **kw: Any) -> None:
+        copies.append(Path(src).name)
+        await real(src, dest, **kw)
+
+    monkeypatch.setattr(local, "copy_tree", counted)
+    monkeypatch.setattr(sessions, "copy_tree", counted, raising=False)
+    source = (await hub.manager.create(ResetRequest(env="terminal", task_id=TERMINAL))).session_id
+    forks: list[str] = []
+    try:
+        await run(hub, source, "head -c 100000 /dev/urandom > big.bin && sha256sum big.bin > sum.txt")
+        copies.clear()
+        forks = [f.session_id for f in await hub.manager.fork(source, ForkRequest(n=3))]
+        assert len(copies) == 3, copies
+        for sid in [source, *forks]:
+            assert await run(hub, sid, "sha256sum -c sum.txt") == "big.bin: OK"
     finally:
         for sid in [source, *forks]:
             await hub.manager.close(sid)
