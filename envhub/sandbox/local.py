@@ -158,6 +158,29 @@ def _moved(src: Path, dest: Path) -> bool:
     return True
 
 
+#: util-linux's and coreutils' programs that set what `_limits_preexec` sets, one exec each.
+_LAUNCH_TOOLS = tuple(shutil.which(name) for name in ("prlimit", "setpriv", "env"))
+
+
+def _launcher(limits: SandboxLimits, uid: int | None) -> list[str] | None:
+    """An argv prefix that sets the limits, the uid and the signals `_limits_preexec` sets and then
+    execs the rest, or None where a tool is missing. No Python runs between fork and exec, so
+    Python spawns by vfork: no copy of the server's page tables, and no copy-on-write of its
+    pages by a child that touches Python objects (a sandbox's start took 2 to 3 times as long).
+    CPU quotas and pinning still need the preexec (a cgroup is joined before exec)."""
+    prlimit, setpriv, env = _LAUNCH_TOOLS
+    if not (prlimit and setpriv and env):
+        return None
+    mb = 1024 * 1024
+    space = "unlimited" if limits.memory_mb >= UNLIMITED_MB else str(limits.memory_mb * mb)
+    ids = ["--reuid", str(uid), "--regid", str(uid), "--clear-groups"] if uid is not None else []
+    # pdeathsig after the uid change, which clears it: die with the server.
+    return [prlimit, f"--cpu={limits.cpu_s}", f"--as={space}", f"--nproc={limits.processes}",
+            f"--fsize={limits.file_mb * mb}", f"--nofile={limits.open_files}", "--core=0", "--",
+            setpriv, *ids, "--pdeathsig", "KILL", "--",
+            env, "--default-signal", "--"]  # signals as a fresh process has them (see `_limits_preexec`)
+
+
 def _limits_preexec(limits: SandboxLimits, uid: int | None, cpu_group: Path | None = None):
     """Runs in the child between fork and exec: signals as a fresh process has them, CPUs, limits,
     then the sandbox's own uid."""
@@ -475,11 +498,16 @@ class LocalBackend(SandboxBackend):
 
     async def _spawn(self, argv: list[str], uid: int, limits: SandboxLimits, pass_fds: Sequence[int] = (),
                      stdin: int = asyncio.subprocess.PIPE, cpu_group: Path | None = None) -> asyncio.subprocess.Process:
+        owner = uid if self._is_root else None
+        launch = _launcher(limits, owner) if cpu_group is None and limits.cpus is None else None
         try:
+            if launch is not None:
+                return await asyncio.create_subprocess_exec(
+                    *launch, *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                    pass_fds=tuple(pass_fds), start_new_session=True)
             return await asyncio.create_subprocess_exec(
                 *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=_limits_preexec(limits, uid if self._is_root else None, cpu_group),
-                pass_fds=tuple(pass_fds), start_new_session=True)
+                preexec_fn=_limits_preexec(limits, owner, cpu_group), pass_fds=tuple(pass_fds), start_new_session=True)
         except OSError as e:
             raise EnvError(f"cannot start bubblewrap: {e}") from e
 

@@ -12,7 +12,7 @@ from envhub.config import get_settings
 from envhub.errors import AgentError, EnvError, SandboxGone, SandboxUnavailable
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.local import LocalBackend
-from envhub.sandbox.process import children
+from envhub.sandbox.process import children, descendants
 
 
 @pytest.fixture
@@ -33,11 +33,17 @@ async def test_shell_state_persists_between_commands(sandbox):
     assert res.output.split() == ["/workspace/sub", "hello", "hi"]
 
 
-async def test_a_sandbox_starts_with_no_signal_ignored_whatever_the_server_inherited(tmp_path):
+#: Without a CPU quota a sandbox starts through prlimit, setpriv and env (so Python spawns it by
+#: vfork); with one, through a preexec function that joins its cgroup. Both must give the same.
+EITHER_START = pytest.mark.parametrize("cpus", [None, 1.0], ids=["launcher", "preexec"])
+
+
+@EITHER_START
+async def test_a_sandbox_starts_with_no_signal_ignored_whatever_the_server_inherited(tmp_path, cpus):
     """A server started in the background (`&` in a script) ignores SIGINT and SIGQUIT, and an
     ignored signal survives exec: a sandbox must not inherit that."""
     backend = LocalBackend(get_settings().data_dir / "sandboxes")
-    spec = SandboxSpec(template=None, limits=SandboxLimits(processes=64, memory_mb=512))
+    spec = SandboxSpec(template=None, limits=SandboxLimits(processes=64, memory_mb=512, cpus=cpus))
     previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP)}
     try:
         sb = await backend.start(spec)
@@ -53,6 +59,36 @@ async def test_a_sandbox_starts_with_no_signal_ignored_whatever_the_server_inher
     for sig in (signal.SIGINT, signal.SIGQUIT, signal.SIGHUP):
         assert not ignored & (1 << (sig - 1)), (sig, res.output)
     assert int(masks["SigBlk"].strip(), 16) == 0, res.output
+
+
+@EITHER_START
+async def test_a_sandbox_has_its_specs_limits_and_its_own_host_uid_either_way_it_starts(cpus):
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    limits = SandboxLimits(cpu_s=123, memory_mb=600, processes=77, file_mb=9, open_files=321, cpus=cpus)
+    sb = await backend.start(SandboxSpec(template=None, limits=limits))
+    try:
+        res = await sb.run("cat /proc/self/limits; echo pid=$$", timeout_s=10)
+        shell = int(res.output.rsplit("pid=", 1)[1])
+        host_pid = next(p for p in descendants(sb._proc.pid) if _ns_pid(p) == shell)
+        host_uid = os.stat(f"/proc/{host_pid}").st_uid
+    finally:
+        await sb.close()
+    rows = {line[:26].strip(): line[26:].split()[:2] for line in res.output.splitlines()[1:] if line[:26].strip()}
+    assert rows["Max cpu time"] == ["123", "123"]
+    assert rows["Max address space"] == [str(600 * 2**20)] * 2
+    assert rows["Max processes"] == ["77", "77"]
+    assert rows["Max file size"] == [str(9 * 2**20)] * 2
+    assert rows["Max open files"] == ["321", "321"]
+    assert rows["Max core file size"] == ["0", "0"]
+    assert host_uid == (sb.uid if os.geteuid() == 0 else os.geteuid())
+
+
+def _ns_pid(pid: int) -> int | None:
+    """The pid a host process has in its innermost pid namespace."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("NSpid:"):
+            return int(line.split()[-1])
+    return None
 
 
 async def test_exit_code_and_stderr_are_reported(sandbox):
