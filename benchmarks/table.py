@@ -2,8 +2,10 @@
 
     .venv/bin/python benchmarks/table.py [--full] [--no-write]
 
-Quick by default (`protocol.py --quick`, about 80 s on 2 cores; `verify.py --n 5`); `--full` runs
-the issue's sizes (8 s loads, 1,000 live terminal and 5,000 live db sessions, 20 verifies per family).
+Quick by default (`protocol.py --quick`, about 80 s on 2 cores; `verify.py --n 5`; `episodes.py
+--quick`: terminal and db at 1 and 8 clients, office at 1, 3 s each); `--full` runs the issue's sizes
+(8 s loads, 1,000 live terminal and 5,000 live db sessions, 20 verifies per family, `episodes.py`'s
+20 s loads at every level, SWE included).
 Each figure is printed with its target; the table carries the date, the machine and its load
 average, because on a shared machine the absolute numbers move and only same-run ratios compare.
 `verify.py` rows are filled when that script is present, else marked "not run". The pairs/s and CPU
@@ -55,7 +57,32 @@ def ratio(a: float | None, b: float | None) -> str:
     return "–" if not a or not b else f"{a / b:.2f}×"
 
 
-def rows(p: dict | None, v: dict | None) -> list[tuple[str, str, str, str, str]]:
+def episode_rows(e: dict | None) -> list[tuple[str, str, str, str, str]]:
+    """`episodes.py`'s figures: per family and client count, episodes/s with the failures, the
+    episode's p50 / p99, the server's CPU per episode (and its cgroup's), and at 1 client that CPU
+    by phase."""
+    if e is None:
+        return [("episodes/s per family", "not run (benchmarks/episodes.py failed)", "", "", "")]
+    out: list[tuple[str, str, str, str, str]] = []
+    for fam, r in e["families"].items():
+        if "not_run" in r:
+            out.append((f"{fam} episodes/s", f"not run: {r['not_run'][:120]}", "", "", ""))
+            continue
+        for c, level in r["levels"].items():
+            x, load = level["new"], f"{c} client{'s' if c != '1' else ''}"
+            cpu = x["server_cpu_ms"]
+            out += [(f"{fam} episodes/s, {load} (failures)", f"{fmt(x['episodes_per_s'], 1)} ({x['failures']})",
+                     "", "", "0 failures"),
+                    (f"{fam} episode ms p50 / p99, {load}", f"{fmt(x['p50_ms'])} / {fmt(x['p99_ms'])}", "", "", ""),
+                    (f"{fam} server CPU ms per episode, {load} (its cgroup's)",
+                     f"{fmt(cpu['total'], 1)} ({fmt(cpu['cgroup'], 1)})", "", "", "")]
+            if (ph := x.get("phases_cpu_ms")) is not None:
+                out.append((f"{fam} server CPU ms by phase, 1 client: reset / steps / verify / close",
+                            " / ".join(fmt(ph[k], 1) for k in ("reset", "steps", "verify", "close")), "", "", ""))
+    return out
+
+
+def rows(p: dict | None, v: dict | None, e: dict | None = None) -> list[tuple[str, str, str, str, str]]:
     """(figure, envhub, OpenEnv 0.10.0, ratio, target)."""
     out: list[tuple[str, str, str, str, str]] = []
     if p is not None:
@@ -104,15 +131,16 @@ def rows(p: dict | None, v: dict | None) -> list[tuple[str, str, str, str, str]]
         except (TypeError, KeyError):
             out.append((f"verify p50 ms {fam}", "not run (benchmarks/verify.py absent or failed)", "", "", target))
     out.append(("SWE verify time split per language", "benchmarks/swe_verify.py (not run by make bench)", "", "", ""))
-    return out
+    return out + episode_rows(e)
 
 
-def table(p: dict | None, v: dict | None, full: bool) -> str:
+def table(p: dict | None, v: dict | None, full: bool, e: dict | None = None) -> str:
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     head = (f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {'full' if full else 'quick'} run, {machine()}, "
-            f"load average after the run {load}. Servers on CPU 0, load generator on CPU 1.\n\n")
+            f"load average after the run {load}. Servers on CPU 0, load generator on CPU 1 (the episode rows: "
+            f"not pinned).\n\n")
     lines = ["| figure | envhub | OpenEnv 0.10.0 | ratio | target |", "|---|---|---|---|---|"]
-    lines += [f"| {' | '.join(r)} |" for r in rows(p, v)]
+    lines += [f"| {' | '.join(r)} |" for r in rows(p, v, e)]
     return head + "\n".join(lines) + "\n"
 
 
@@ -125,7 +153,8 @@ def main() -> None:
     v = None
     if (HERE / "verify.py").exists():
         v = run_json(["benchmarks/verify.py", "--json", "--n", "20" if args.full else "5"])
-    text = table(p, v, args.full)
+    e = run_json(["benchmarks/episodes.py", "--json", *([] if args.full else ["--quick"])])
+    text = table(p, v, args.full, e)
     print(text)
     if not args.no_write:
         readme = README.read_text()
