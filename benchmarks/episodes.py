@@ -74,6 +74,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -267,7 +268,7 @@ class Server:
 
 def tree_env(tree: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k != "ENVHUB_DATABASE_URL"}  # the fresh folder's store
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(tree), os.environ.get("PYTHONPATH", "")) if p)
+    env["PYTHONPATH"] = str(tree)  # that checkout's envhub and families, never another's
     return {**env, **(extra or {})}
 
 
@@ -378,9 +379,12 @@ class Failed(Exception):
 
 
 async def episode(client: Any, family: str, task: dict[str, Any], server: Server, load: Load) -> None:
-    """Reset, the oracle's steps, verify, close; a Failed names the phase and why."""
-    from envhub.spec import ToolCall
+    """Reset, the oracle's steps, verify, close; a Failed names the phase and why.
 
+    The calls go through `AsyncEnvClient`'s transport and error mapping (`_call`) with the bodies its
+    `reset`/`step`/`verify` send, but the answers are read as plain JSON, not as this checkout's
+    response models: an older server (`--against`) answers fewer fields, and the same client must
+    drive both."""
     split = load.phases is not None
     mark = server.counters() if split else None
 
@@ -395,29 +399,30 @@ async def episode(client: Any, family: str, task: dict[str, Any], server: Server
             mark = now
 
     try:
-        created = await client.reset(family, task_id=task["id"])
+        created = await client._call("POST", "/v1/sessions", {"env": family, "task_id": task["id"]})
     except Exception as e:  # noqa: BLE001 - any error answer is this episode's failure
         raise Failed(f"reset: {type(e).__name__}: {str(e)[:150]}") from e
     phase_done("reset")
-    sid = created.session_id
+    sid = created["session_id"]
     failed: Failed | None = None
     try:
         for action in task["actions"]:
-            result = await client.step(sid, ToolCall.model_validate(action))
-            if result.failure == "env_error":
-                raise Failed(f"step: env_error: {result.observation.text[:150]}")
+            result = await client._call("POST", f"/v1/sessions/{sid}/step",
+                                        {"action": action, "idempotency_key": uuid.uuid4().hex})
+            if result.get("failure") == "env_error":
+                raise Failed(f"step: env_error: {str(result.get('observation'))[:150]}")
         phase_done("steps")
-        verdict = await client.verify(sid)
+        verdict = await client._call("POST", f"/v1/sessions/{sid}/verify", {})
         phase_done("verify")
-        if verdict.reward != 1.0:
-            failed = Failed(f"verify: reward {verdict.reward:g} ({verdict.failure_class.value}) "
-                            f"{task['id']}: {verdict.detail[:120]}")
+        if verdict.get("reward") != 1.0:
+            failed = Failed(f"verify: reward {verdict.get('reward')} ({verdict.get('failure_class')}) "
+                            f"{task['id']}: {str(verdict.get('detail'))[:120]}")
     except Failed as e:
         failed = e
     except Exception as e:  # noqa: BLE001
         failed = Failed(f"step or verify: {type(e).__name__}: {str(e)[:150]}")
     try:  # closed whatever happened: a failed episode must not hold its sandbox for the rest of the load
-        await client.close_session(sid)
+        await client._call("DELETE", f"/v1/sessions/{sid}")
     except Exception as e:  # noqa: BLE001
         failed = failed or Failed(f"close: {type(e).__name__}: {str(e)[:150]}")
     phase_done("close")
@@ -548,7 +553,7 @@ async def measure_family(family: str, levels: list[int], seconds: float, rounds:
             available &= set(plan(trees[label], {"family": family, "list": True}))
         req = {"family": family, "seed": seed, "n": N_TASKS, "available": sorted(available),
                "languages": languages if family == "swe" else []}
-        tasks = {label: plan(trees[label], req) for label in servers}
+        tasks = {"new": plan(trees["new"], req)}
         ids = [t["id"] for t in tasks["new"]]
         if not ids:
             return {"not_run": "no validated task this server can run"}
@@ -612,7 +617,7 @@ def print_tables(results: dict[str, Any]) -> None:
         t.add_column(col, justify="left" if col in ("family", "server") else "right", no_wrap=True)
     for fam, r in results["families"].items():
         if "not_run" in r:
-            t.add_row(fam, "", "", f"not run: {r['not_run']}")
+            t.add_row(fam, "", "", "not run (below)")
             continue
         for c, level in r["levels"].items():
             for label in labels:
@@ -637,8 +642,11 @@ def print_tables(results: dict[str, Any]) -> None:
                 if key in x:
                     p.add_row(fam, label, name, *(fmt(x[key][k]) for k in (*PHASES, "other")),
                               fmt(x["server_cpu_ms"][total]))
-    console.print(p)
+    if p.row_count:
+        console.print(p)
     for fam, r in results["families"].items():
+        if "not_run" in r:
+            console.print(f"[yellow]{fam}: not run: {r['not_run']}[/yellow]", highlight=False)
         for c, level in r.get("levels", {}).items():
             for label in labels:
                 for reason, n in level[label]["failure_reasons"].items():
