@@ -1,15 +1,17 @@
 """A reset's and a step's answers as the session manager makes them, before any wire model.
 
-The session socket writes them straight to JSON (`encoding.answer_json`); the typed API
-(`SessionManager.create` and `step`: REST, OpenEnv, MCP, in-process callers) turns them into the wire
-models, `SessionCreated` and `StepResult`. Building those models for every frame cost about a fifth
-of a reset+step pair's instructions (callgrind, in-process, store off), so the socket never builds
-them. Each answer has its model's fields in its model's order and is written as the model's JSON
-text: `tests/server/test_encoding.py` holds them to both.
+`SessionManager.create` and `step` answer them to every caller: the session socket writes them
+straight to JSON (`encoding.answer_json`), the typed routes (REST) turn them into the wire models
+`SessionCreated` and `StepResult` (`.model()`), and in-process callers read their fields. Building
+those models for every frame cost about a fifth of a reset+step pair's instructions (callgrind,
+in-process, store off), so the socket never builds them. Each answer has its model's fields in its
+model's order and is written as the model's JSON text: `tests/server/test_encoding.py` holds them
+to both.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, fields
 from datetime import datetime
 from typing import Any
@@ -29,6 +31,12 @@ class ToolList:
     def __init__(self, specs: list[ToolSpec]) -> None:
         self.specs = specs
         self.json: Any = None  # an `orjson.Fragment` of `specs`
+
+    def __iter__(self) -> Iterator[ToolSpec]:
+        return iter(self.specs)
+
+    def __len__(self) -> int:
+        return len(self.specs)
 
 
 @dataclass(slots=True, kw_only=True)

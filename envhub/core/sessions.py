@@ -56,12 +56,10 @@ from envhub.spec import (
     Observation,
     ResetRequest,
     Reverified,
-    SessionCreated,
     SessionState,
     SnapshotInfo,
     SnapshotList,
     StepRequest,
-    StepResult,
     TaskRef,
     ToolCall,
     VerdictOutcome,
@@ -266,11 +264,9 @@ class SessionManager:
         except KeyError:
             raise NotFound.for_name("environment", name, self.families) from None
 
-    async def create(self, req: ResetRequest, caller: Caller | None = None) -> SessionCreated:
-        return (await self.create_answer(req, caller)).model()
-
-    async def create_answer(self, req: ResetRequest, caller: Caller | None = None) -> ResetAnswer:
-        """`create`'s answer before its wire model (`envhub.core.answers`): what the session socket writes."""
+    async def create(self, req: ResetRequest, caller: Caller | None = None) -> ResetAnswer:
+        """Reset: a new session on a task of `req.env`. The answer has `SessionCreated`'s fields; the
+        socket writes it as it is, a typed route calls `.model()` (`envhub.core.answers`)."""
         if fault := self.faults.hit("reset"):
             raise fault
         family = self.family(req.env)
@@ -519,11 +515,9 @@ class SessionManager:
             self._sessions_root.mkdir(parents=True, exist_ok=True)
         return self._sessions_root
 
-    async def step(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepResult:
-        return (await self.step_answer(session_id, req, caller)).model()
-
-    async def step_answer(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepAnswer:
-        """`step`'s answer before its wire model (`envhub.core.answers`): what the session socket writes."""
+    async def step(self, session_id: str, req: StepRequest, caller: Caller | None = None) -> StepAnswer:
+        """One tool call. The answer has `StepResult`'s fields; the socket writes it as it is, a typed
+        route calls `.model()` (`envhub.core.answers`)."""
         session = self.get(session_id, caller)
         if session.broken is None and session.result is None and (fault := self.faults.hit("step")):
             session.broken = fault  # answered as env_error by _step_locked, and at verify

@@ -30,7 +30,7 @@ async def test_arguments_that_break_the_declaration_are_the_agents_error(hub: Hu
         result = await hub.manager.step(created.session_id, step(tool, **arguments))
         assert result.failure is FailureClass.agent_error and result.trainable
         assert names in result.observation.text
-        result.model_dump_json()  # the answer always encodes, whatever the agent sent
+        result.model().model_dump_json()  # the answer always encodes, whatever the agent sent
         # The call never reached the shell, which still works.
         ok = await hub.manager.step(created.session_id, step("bash", command="echo fine"))
         assert ok.failure is FailureClass.ok and "fine" in ok.observation.text
@@ -143,7 +143,7 @@ async def test_the_environment_gets_the_agents_call_or_the_checked_one(hub: Hub,
 async def test_sessions_that_offer_the_same_tools_share_one_tool_list(hub: Hub) -> None:
     """A reset answer's tool specs are written once per set of tools (`ToolList`), so sessions with the
     same tools must get the same list, and sessions with other tools their own."""
-    answers = [await hub.manager.create_answer(ResetRequest(env=env, task_id=task))
+    answers = [await hub.manager.create(ResetRequest(env=env, task_id=task))
                for env, task in [("echo", "echo/say-done"), ("echo", "echo/say-done"), ("terminal", TASK)]]
     try:
         echo, again, terminal = (a.tools for a in answers)

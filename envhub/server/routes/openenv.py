@@ -30,6 +30,7 @@ from typing import Any
 from fastapi import APIRouter, Body, WebSocket, WebSocketDisconnect
 from pydantic import ValidationError
 
+from envhub.core.answers import ResetAnswer, StepAnswer
 from envhub.core.auth import Caller
 from envhub.core.hub import Hub
 from envhub.core.sessions import SessionManager
@@ -38,7 +39,7 @@ from envhub.server import frames
 from envhub.server.deps import READERS, CallerDep, HubDep
 from envhub.server.encoding import dumps_text
 from envhub.server.problems import problem_for
-from envhub.spec import Observation, ResetRequest, SessionCreated, StepRequest, StepResult, ToolCall, VerifyResult
+from envhub.spec import Observation, ResetRequest, StepRequest, ToolCall, VerifyResult
 
 router = APIRouter(tags=["openenv"])
 SUBMIT = "submit"
@@ -59,10 +60,10 @@ def _reset_request(hub: Hub, env: str | None, data: Any) -> ResetRequest:
         raise InvalidRequest(f"reset {'.'.join(map(str, first['loc']))}: {first['msg']}") from None
 
 
-def _reset_payload(created: SessionCreated) -> dict[str, Any]:
+def _reset_payload(created: ResetAnswer) -> dict[str, Any]:
     obs = created.observation.model_dump(mode="json")
     obs["metadata"] = {"session_id": created.session_id, "task_id": created.task.id,
-                       "tools": [t.model_dump(by_alias=True) for t in created.tools]}
+                       "tools": [t.model_dump(by_alias=True) for t in created.tools.specs]}
     obs.update(done=False, reward=None)
     payload = {"observation": obs, "reward": None, "done": False, "metadata": obs["metadata"],
                "episode_id": created.session_id}
@@ -71,7 +72,7 @@ def _reset_payload(created: SessionCreated) -> dict[str, Any]:
     return payload
 
 
-def _step_payload(result: StepResult) -> dict[str, Any]:
+def _step_payload(result: StepAnswer) -> dict[str, Any]:
     obs = result.observation.model_dump(mode="json")
     # OpenEnv has `done` only (`terminated or truncated`): how the episode ended rides in the metadata.
     meta = {"failure": result.failure.value, "trainable": result.trainable, "terminated": result.terminated,

@@ -24,13 +24,13 @@ router = APIRouter(prefix="/v1/sessions", tags=["sessions"])
 @router.post("", status_code=status.HTTP_201_CREATED, response_model=SessionCreated)
 async def create_session(req: ResetRequest, manager: ManagerDep, caller: CallerDep) -> SessionCreated:
     """Reset: start an episode of `env` on a task; answers 503 + Retry-After at capacity."""
-    return await manager.create(req, caller)
+    return (await manager.create(req, caller)).model()
 
 
 @router.post("/{session_id}/step", response_model=StepResult)
 async def step(session_id: str, req: StepRequest, manager: ManagerDep, caller: CallerDep) -> StepResult:
     """Run one tool call. A bad action is an `agent_error` observation here, not a 4xx."""
-    return await manager.step(session_id, req, caller)
+    return (await manager.step(session_id, req, caller)).model()
 
 
 @router.post("/{session_id}/fork", status_code=status.HTTP_201_CREATED, response_model=Forked)

@@ -65,14 +65,14 @@ class SessionFrames:
         if isinstance(frame, WsReset):
             if frame.replace and opened:
                 await manager.close(opened.pop(), caller)
-            created = await manager.create_answer(frame.data, caller)
+            created = await manager.create(frame.data, caller)
             opened.append(created.session_id)
             return created
         sid = frame.session_id or (opened[-1] if opened else None)
         if sid is None:
             raise RequestError("no session: send a reset frame first or give session_id")
         if isinstance(frame, WsStep):
-            return await manager.step_answer(sid, frame.data, caller)
+            return await manager.step(sid, frame.data, caller)
         if isinstance(frame, WsVerify):
             return await manager.verify(sid, caller)
         if isinstance(frame, WsState):
