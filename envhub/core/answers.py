@@ -11,13 +11,14 @@ to both.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass, fields
-from datetime import datetime
+from collections.abc import Callable, Iterator
+from dataclasses import field, make_dataclass
 from typing import Any
 
-from envhub.errors import FailureClass
-from envhub.spec import PROTOCOL_VERSION, Observation, SessionCreated, StepResult, TaskRef, ToolSpec
+from pydantic import BaseModel
+from pydantic.fields import FieldInfo
+
+from envhub.spec import SessionCreated, StepResult, ToolSpec
 
 
 class ToolList:
@@ -39,47 +40,37 @@ class ToolList:
         return len(self.specs)
 
 
-@dataclass(slots=True, kw_only=True)
-class StepAnswer:
-    """`StepResult`'s fields."""
+def answer_class(model: type[BaseModel], *, doc: str, as_answer: dict[str, type] | None = None,
+                 to_wire: dict[str, Callable[[Any], Any]] | None = None) -> type:
+    """A slotted dataclass with `model`'s fields in `model`'s order and defaults, so a field is
+    declared once, on the wire model in `envhub.spec`, and orjson writes an answer's fields as
+    pydantic writes the model's. `as_answer` gives a field another type in the answer (a reset's
+    shared `ToolList`), `to_wire` the function that turns it back for `.model()`."""
+    as_answer, to_wire = as_answer or {}, to_wire or {}
+    names = tuple(model.model_fields)
 
-    protocol: str = PROTOCOL_VERSION
-    observation: Observation
-    reward: float | None
-    terminated: bool
-    truncated: bool
-    done: bool
-    info: dict[str, Any]
-    failure: FailureClass
-    trainable: bool
-    retryable: bool
-    step: int
+    def spec(name: str, info: FieldInfo) -> tuple[str, Any, Any]:
+        if info.default_factory is not None:
+            default = field(default_factory=info.default_factory)  # type: ignore[arg-type]
+        else:
+            default = field() if info.is_required() else field(default=info.default)
+        return name, as_answer.get(name, info.annotation), default
 
-    def model(self) -> StepResult:
-        return StepResult(**{name: getattr(self, name) for name in _STEP_FIELDS})
+    def to_model(self: Any) -> BaseModel:
+        values = {name: getattr(self, name) for name in names}
+        for name, convert in to_wire.items():
+            values[name] = convert(values[name])
+        return model(**values)
 
-
-@dataclass(slots=True, kw_only=True)
-class ResetAnswer:
-    """`SessionCreated`'s fields."""
-
-    protocol: str = PROTOCOL_VERSION
-    session_id: str
-    env: str
-    observation: Observation
-    tools: ToolList
-    task: TaskRef
-    lease_expires_at: datetime
-    client_token: str | None
-
-    def model(self) -> SessionCreated:
-        fields_ = {name: getattr(self, name) for name in _RESET_FIELDS}
-        fields_["tools"] = self.tools.specs
-        return SessionCreated(**fields_)
+    return make_dataclass(model.__name__.removesuffix("Result").removesuffix("Created") + "Answer",
+                          [spec(name, info) for name, info in model.model_fields.items()],
+                          namespace={"model": to_model, "__doc__": doc}, slots=True, kw_only=True)
 
 
-_STEP_FIELDS = tuple(f.name for f in fields(StepAnswer))
-_RESET_FIELDS = tuple(f.name for f in fields(ResetAnswer))
+StepAnswer = answer_class(StepResult, doc="`StepResult`'s fields; `.model()` is the `StepResult`.")
+ResetAnswer = answer_class(SessionCreated, doc="`SessionCreated`'s fields, its tools one shared `ToolList`; "
+                                               "`.model()` is the `SessionCreated`.",
+                           as_answer={"tools": ToolList}, to_wire={"tools": lambda tools: tools.specs})
 
 #: Each answer and the wire model it stands for.
 MODELS: dict[type, type] = {StepAnswer: StepResult, ResetAnswer: SessionCreated}

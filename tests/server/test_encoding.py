@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, field_serializer
 
-from envhub.core.answers import MODELS, ResetAnswer, StepAnswer, ToolList
+from envhub.core.answers import MODELS, ResetAnswer, StepAnswer, ToolList, answer_class
 from envhub.errors import FailureClass
 from envhub.server import encoding
 from envhub.server.encoding import PLAIN_MODELS, _json_keys, answer_json
@@ -108,6 +108,23 @@ def test_an_answer_has_its_wire_models_fields_in_its_order(answer) -> None:
     assert [f.name for f in dataclasses.fields(answer)] == list(model.model_fields)
     defaults = {f.name: f.default for f in dataclasses.fields(answer) if f.default is not dataclasses.MISSING}
     assert defaults == {name: f.default for name, f in model.model_fields.items() if name in defaults}
+
+
+def test_a_field_is_declared_once_on_the_wire_model_and_the_answer_and_its_json_follow() -> None:
+    """Adding a field to the step answer is one line in `envhub.spec` (and where its value is set, if
+    it has no default): the answer class is made from the model, and the socket's JSON carries it."""
+
+    class WithCost(StepResult):
+        cost_ms: float = 0.0
+        shard: str | None = None
+
+    answer_cls = answer_class(WithCost, doc="")
+    assert [f.name for f in dataclasses.fields(answer_cls)][-2:] == ["cost_ms", "shard"]
+    answer = answer_cls(observation=Observation(text="hi"), reward=1.0, terminated=True, truncated=False,
+                        done=True, step=3, cost_ms=2.5)
+    assert isinstance(answer.model(), WithCost) and answer.model().cost_ms == 2.5
+    assert answer_json(answer) == pydantic_text(answer.model())
+    assert '"cost_ms":2.5,"shard":null' in answer_json(answer)
 
 
 def test_the_hot_answers_take_the_orjson_path_and_anything_else_goes_to_pydantic(monkeypatch) -> None:
