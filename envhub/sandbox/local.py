@@ -356,13 +356,24 @@ class LocalSandbox(Sandbox):
 
     async def _hard_kill(self) -> None:
         # The namespace first: its pid 1 dies, the outer bwrap reaps it and exits, and we reap
-        # bwrap; killing bwrap first would leave its pid 1 to the host's init to reap.
+        # bwrap; killing bwrap first would leave its pid 1 to the host's init to reap. A sandbox
+        # closed as soon as it started (a fork closed at once) may not have said its pid 1 yet:
+        # bwrap says it within milliseconds of its start, so wait for it a little.
+        for _ in range(20):
+            if self._init is not None or self._proc.returncode is not None:
+                break
+            await asyncio.sleep(0.005)
         self._kill_namespace()
         for _ in range(100):  # rounds: a fork bomb keeps forking while it is being killed
             pids = list(self._sandbox_pids())
             if not pids:
                 break
             signal_all(pids, signal.SIGKILL)
+        if self._init is None:
+            # bwrap never said its pid 1: the outer process may still be the launcher, with nothing
+            # under it to kill, so nothing would end it. Ending it ends what it starts (bwrap's
+            # --die-with-parent).
+            signal_all([self._proc.pid], signal.SIGKILL)
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(self._proc.wait(), timeout=2)
             return
