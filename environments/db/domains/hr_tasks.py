@@ -107,15 +107,19 @@ def payroll_run(c: Ctx) -> Draft | None:
 
 
 def ask_dept_payroll(c: Ctx) -> Draft:
-    # Not the headcount (10 to 19 on every database, so a constant earns it): the salaries' sum.
+    # Not the headcount (10 to 19 on every database, so a constant earns it) nor a whole department's
+    # salaries (round thousands, so two databases' departments often sum alike): the salaries of the
+    # staff hired since a drawn date, which puts a date in the prompt and a drawn subset in the sum.
     dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
-    staff = [e for e in _active(c) if e.department_id == dept.id]
-    if not staff:
-        raise LookupError(f"no active staff in {dept.name}")
-    total = sum(e.salary_cents for e in staff)
-    prompt = c.say(f"What is the combined annual salary of all active employees in {dept.name}?",
-                   f"Budget check: add up the yearly salaries of the active {dept.name} staff and report the total.")
-    return Draft("ask-dept-payroll", f"Annual payroll of {dept.name}", prompt,
+    staff = sorted((e for e in _active(c) if e.department_id == dept.id), key=lambda e: (e.hired_on, e.id))
+    if len(staff) < 3:
+        raise LookupError(f"too few active staff in {dept.name}")
+    since = staff[c.rng.randint(1, len(staff) - 2)].hired_on
+    total = sum(e.salary_cents for e in staff if e.hired_on >= since)
+    prompt = c.say(f"What is the combined annual salary of the active {dept.name} employees hired on or after {since}?",
+                   f"Budget check: add up the yearly salaries of the active {dept.name} staff who joined on {since} "
+                   "or later, and report the total.")
+    return Draft("ask-dept-payroll", f"Annual payroll of {dept.name} hires since {since}", prompt,
                  [call("list_departments"), call("search_employees", department_id=dept.id, status="active", limit=100),
                   call("submit_answer", answer=money(total))], "read", answer=scalar(money(total)),
                  difficulty="medium")
