@@ -230,6 +230,7 @@ class LocalSandbox(Sandbox):
         #: bwrap's pid 1 inside the sandbox, as the host sees it, and its pid namespace: killing it
         #: ends every process of the sandbox, even after the outer bwrap is gone.
         self._init: tuple[int, str] | None = None
+        self._info_read = asyncio.Event()  # bwrap's --info-fd was read (or closed): `_init` is final
         self._machinery: set[int] | None = None
 
     def watch_info(self, fd: int) -> None:
@@ -249,6 +250,7 @@ class LocalSandbox(Sandbox):
             with contextlib.suppress(ValueError, KeyError, OSError):
                 pid = int(json.loads(buf)["child-pid"])
                 self._init = (pid, os.readlink(f"/proc/{pid}/ns/pid"))
+            self._info_read.set()
 
         os.set_blocking(fd, False)
         loop.add_reader(fd, readable)
@@ -359,17 +361,16 @@ class LocalSandbox(Sandbox):
         # bwrap; killing bwrap first would leave its pid 1 to the host's init to reap. A sandbox
         # closed as soon as it started (a fork closed at once) may not have said its pid 1 yet:
         # bwrap says it within milliseconds of its start, so wait for it a little.
-        for _ in range(20):
-            if self._init is not None or self._proc.returncode is not None:
-                break
-            await asyncio.sleep(0.005)
+        if self._proc.returncode is None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._info_read.wait(), timeout=0.1)
         self._kill_namespace()
         for _ in range(100):  # rounds: a fork bomb keeps forking while it is being killed
             pids = list(self._sandbox_pids())
             if not pids:
                 break
             signal_all(pids, signal.SIGKILL)
-        if self._init is None:
+        if self._init is None and self._proc.returncode is None:  # not yet reaped: the pid is still its own
             # bwrap never said its pid 1: the outer process may still be the launcher, with nothing
             # under it to kill, so nothing would end it. Ending it ends what it starts (bwrap's
             # --die-with-parent).
@@ -511,14 +512,11 @@ class LocalBackend(SandboxBackend):
                      stdin: int = asyncio.subprocess.PIPE, cpu_group: Path | None = None) -> asyncio.subprocess.Process:
         owner = uid if self._is_root else None
         launch = _launcher(limits, owner) if cpu_group is None and limits.cpus is None else None
+        preexec = None if launch is not None else _limits_preexec(limits, owner, cpu_group)
         try:
-            if launch is not None:
-                return await asyncio.create_subprocess_exec(
-                    *launch, *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                    pass_fds=tuple(pass_fds), start_new_session=True)
             return await asyncio.create_subprocess_exec(
-                *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=_limits_preexec(limits, owner, cpu_group), pass_fds=tuple(pass_fds), start_new_session=True)
+                *(launch or ()), *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
+                preexec_fn=preexec, pass_fds=tuple(pass_fds), start_new_session=True)
         except OSError as e:
             raise EnvError(f"cannot start bubblewrap: {e}") from e
 

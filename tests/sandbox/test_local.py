@@ -1,5 +1,6 @@
 """The bubblewrap backend, for real: isolation, limits, deadlines and fault classification."""
 
+import asyncio
 import os
 import shutil
 import signal
@@ -10,6 +11,7 @@ import pytest
 
 from envhub.config import get_settings
 from envhub.errors import AgentError, EnvError, SandboxGone, SandboxUnavailable
+from envhub.sandbox import local
 from envhub.sandbox.base import SandboxLimits, SandboxSpec
 from envhub.sandbox.local import LocalBackend
 from envhub.sandbox.process import children, descendants
@@ -81,6 +83,29 @@ async def test_a_sandbox_has_its_specs_limits_and_its_own_host_uid_either_way_it
     assert rows["Max open files"] == ["321", "321"]
     assert rows["Max core file size"] == ["0", "0"]
     assert host_uid == (sb.uid if os.geteuid() == 0 else os.geteuid())
+
+
+async def test_a_sandbox_closed_as_soon_as_it_starts_ends_without_waiting_out_the_grace(monkeypatch):
+    """A fork closed at once: its sandbox's outer process may still be the launcher, with nothing
+    under it yet. Close must end it, not wait for an exit that nothing would cause (it waited 2 s,
+    then killed it)."""
+    timeouts: list[float] = []
+    real_wait_for = asyncio.wait_for
+
+    async def wait_for(aw, timeout):
+        try:
+            return await real_wait_for(aw, timeout)
+        except TimeoutError:
+            timeouts.append(timeout)
+            raise
+
+    monkeypatch.setattr(local.asyncio, "wait_for", wait_for)
+    backend = LocalBackend(get_settings().data_dir / "sandboxes")
+    for _ in range(5):
+        sb = await backend.start(SandboxSpec(template=None, limits=SandboxLimits(processes=64, memory_mb=512)))
+        await sb.close()
+        assert sb._proc.returncode is not None and not descendants(sb._proc.pid)
+    assert 2 not in timeouts, timeouts
 
 
 def _ns_pid(pid: int) -> int | None:
