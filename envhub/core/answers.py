@@ -40,7 +40,7 @@ class ToolList:
         return len(self.specs)
 
 
-def answer_class(model: type[BaseModel], *, doc: str, as_answer: dict[str, type] | None = None,
+def answer_class(name: str, model: type[BaseModel], *, doc: str, as_answer: dict[str, type] | None = None,
                  to_wire: dict[str, Callable[[Any], Any]] | None = None) -> type:
     """A slotted dataclass with `model`'s fields in `model`'s order and defaults, so a field is
     declared once, on the wire model in `envhub.spec`, and orjson writes an answer's fields as
@@ -49,27 +49,27 @@ def answer_class(model: type[BaseModel], *, doc: str, as_answer: dict[str, type]
     as_answer, to_wire = as_answer or {}, to_wire or {}
     names = tuple(model.model_fields)
 
-    def spec(name: str, info: FieldInfo) -> tuple[str, Any, Any]:
+    def spec(field_name: str, info: FieldInfo) -> tuple[str, Any, Any]:
         if info.default_factory is not None:
             default = field(default_factory=info.default_factory)  # type: ignore[arg-type]
         else:
             default = field() if info.is_required() else field(default=info.default)
-        return name, as_answer.get(name, info.annotation), default
+        return field_name, as_answer.get(field_name, info.annotation), default
 
     def to_model(self: Any) -> BaseModel:
-        values = {name: getattr(self, name) for name in names}
-        for name, convert in to_wire.items():
-            values[name] = convert(values[name])
+        values = {key: getattr(self, key) for key in names}
+        for key, convert in to_wire.items():
+            values[key] = convert(values[key])
         return model(**values)
 
-    return make_dataclass(model.__name__.removesuffix("Result").removesuffix("Created") + "Answer",
-                          [spec(name, info) for name, info in model.model_fields.items()],
+    return make_dataclass(name, [spec(key, info) for key, info in model.model_fields.items()],
                           namespace={"model": to_model, "__doc__": doc}, slots=True, kw_only=True)
 
 
-StepAnswer = answer_class(StepResult, doc="`StepResult`'s fields; `.model()` is the `StepResult`.")
-ResetAnswer = answer_class(SessionCreated, doc="`SessionCreated`'s fields, its tools one shared `ToolList`; "
-                                               "`.model()` is the `SessionCreated`.",
+StepAnswer = answer_class("StepAnswer", StepResult, doc="`StepResult`'s fields; `.model()` is the `StepResult`.")
+ResetAnswer = answer_class("ResetAnswer", SessionCreated,
+                           doc="`SessionCreated`'s fields, its tools one shared `ToolList`; `.model()` is the "
+                               "`SessionCreated`.",
                            as_answer={"tools": ToolList}, to_wire={"tools": lambda tools: tools.specs})
 
 #: Each answer and the wire model it stands for.

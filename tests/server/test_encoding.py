@@ -118,7 +118,7 @@ def test_a_field_is_declared_once_on_the_wire_model_and_the_answer_and_its_json_
         cost_ms: float = 0.0
         shard: str | None = None
 
-    answer_cls = answer_class(WithCost, doc="")
+    answer_cls = answer_class("WithCostAnswer", WithCost, doc="")
     assert [f.name for f in dataclasses.fields(answer_cls)][-2:] == ["cost_ms", "shard"]
     answer = answer_cls(observation=Observation(text="hi"), reward=1.0, terminated=True, truncated=False,
                         done=True, step=3, cost_ms=2.5)
