@@ -209,7 +209,7 @@ async def settle(hub: Hub) -> None:
             break
         last = now
         await asyncio.sleep(0.1)
-    zygotes = {z.proc.pid for z in hub.verifier.warm.idle} if hub.verifier.warm else set()
+    zygotes = {z.service.proc.pid for z in hub.verifier.warm.idle} if hub.verifier.warm else set()
     if stray := children() - zygotes:
         names = {p: Path(f"/proc/{p}/cmdline").read_bytes().replace(b"\0", b" ")[:80] for p in stray}
         raise SystemExit(f"processes left after every session closed (not reaped): {names}")

@@ -1,12 +1,14 @@
 """Validation records: `validation.json` beside each task, keyed by what it judged.
 
-The key hashes the task's files and the code that judges them: the verifier runner, the
-family files the family declares as judging (`Family.judged_by`: state export, oracle,
-controls, mutators, its own validation; the whole package when it declares nothing), and the
-`verifiers` modules that the task's tests and those family files import, in any form, with
-what those modules import in turn. A record goes stale the moment any of them changes, and CI
-refuses stale records. Tool code that only serves the agent is not in the key: CI's oracle
-smoke over HTTP guards it, so a refactor of tools does not force re-validating the catalogue.
+The key hashes the task's files and the code that judges them: the verifier runtime's verdict
+(how pytest runs, how its result is read, the packages it runs with: `RUNTIME`), the files the
+family declares as judging (`Family.judged_by`: state export, oracle, controls, mutators, its
+own validation; the whole package when it declares nothing), and the `verifiers` modules that
+the task's tests and those family files import, in any form, with what those modules import in
+turn. A record goes stale the moment any of them changes, and CI refuses stale records. Tool
+code that only serves the agent is not in the key: CI's oracle smoke over HTTP guards it, so a
+refactor of tools does not force re-validating the catalogue. Nor is how a verify is carried out (a cold sandbox or a warm zygote's fork): tests hold the two
+ways to the same verdicts, as they hold the sandbox backends.
 
 The judging code is hashed by what it is, not by where it sits (`judge_sha256`): each top-level
 statement of its Python files, without comments, docstrings or layout, together with what the
@@ -34,6 +36,11 @@ if TYPE_CHECKING:
     from envhub.tasks.model import Task
 
 LIBRARY = REPO_ROOT / "verifiers"
+#: The verifier runtime's part of every key: how pytest runs and how its result becomes a verdict,
+#: and the packages it runs with. How a verify is carried out (cold or warm, `envhub/verify`'s
+#: other modules) is not: like the sandbox backends, tests hold it to the same verdicts.
+RUNTIME = (REPO_ROOT / "envhub" / "verify" / "verdict.py", REPO_ROOT / "envhub" / "verify" / "plugin.py",
+           LIBRARY / "requirements.txt")
 
 
 @cache
@@ -80,15 +87,16 @@ def _library_closure(module: str) -> frozenset[str]:
 
 
 def judge_parts(task: Task) -> list[Path]:
-    """The code that judges `task`: the runner, the family's judging files (`Family.judge_files`),
-    and the `verifiers` modules that its tests and those family files import, with what those
-    import in turn (not the whole library, so one family's helper changes leave others fresh)."""
+    """The code that judges `task`: the verifier runtime's verdict (`RUNTIME`), the family's judging
+    files (`Family.judge_files`), and the `verifiers` modules that its tests and those family files
+    import, with what those import in turn (not the whole library, so one family's helper changes
+    leave others fresh)."""
     family_files = family_class(task.family).judge_files(task)
     direct = {"__init__", *_family_imports(task.family)}
     for test in task.tests_dir.rglob("*.py"):
         direct |= verifier_imports(test.read_text(errors="replace"))
     modules = set().union(*(_library_closure(m) for m in direct))
-    return [REPO_ROOT / "envhub" / "verify", *family_files, *sorted(LIBRARY / f"{m}.py" for m in modules)]
+    return [*RUNTIME, *family_files, *sorted(LIBRARY / f"{m}.py" for m in modules)]
 
 
 @cache

@@ -68,7 +68,8 @@ from envhub.spec import (
 from envhub.tasks.catalog import Catalog
 from envhub.tasks.model import Task
 from envhub.tools import Tool, find, show
-from envhub.verify.runner import VerifierRunner, verdict
+from envhub.verify.runner import VerifierRunner
+from envhub.verify.verdict import verdict
 
 if TYPE_CHECKING:
     from envhub.core.auth import Caller

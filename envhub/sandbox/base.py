@@ -22,6 +22,9 @@ WORKSPACE = "/workspace"
 RESULT_FD_ENV = "ENVHUB_RESULT_FD"
 #: The most a result channel carries; a program that writes more has written no result.
 RESULT_LIMIT = 4 * 1024 * 1024
+#: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
+#: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).
+UNLIMITED_MB = 1 << 40
 
 
 class SandboxLimits(BaseModel):
@@ -99,10 +102,39 @@ class Sandbox(ABC):
         """Kill everything and remove the workspace; idempotent."""
 
 
+class Service(ABC):
+    """A long-lived process in a sandbox of its own (`SandboxBackend.start_service`): the warm
+    verifier's zygote, which forks a fresh, unprivileged process per verify."""
+
+    @property
+    @abstractmethod
+    def alive(self) -> bool:
+        """Neither killed nor exited."""
+
+    @abstractmethod
+    def kill(self) -> None:
+        """End it now, with everything it started; its sandbox stays until `close`."""
+
+    @abstractmethod
+    async def close(self) -> None:
+        """Kill, reap and give back what it held (its identity); idempotent."""
+
+    @abstractmethod
+    async def hand_over(self, folder: Path) -> None:
+        """Make `folder` (a verify's copy of a state) the service's own, as a sandbox's workspace is."""
+
+    @abstractmethod
+    async def output(self, limit: int) -> str:
+        """What it printed so far, up to `limit` bytes (why it failed to start)."""
+
+
 class SandboxBackend(ABC):
     """Starts sandboxes; one per server."""
 
     name: str
+    #: Why this backend hosts no `Service` (the warm verifier's zygotes), or None where it does. A
+    #: backend without services verifies cold, a sandbox per verify.
+    no_services: str | None = "it does not implement start_service"
 
     @abstractmethod
     def check(self) -> None:
@@ -122,6 +154,15 @@ class SandboxBackend(ABC):
         band of everything the program reads, so the judged state can never write the result.
         Its bytes come back as `ExecResult.result` (empty when none or more than `RESULT_LIMIT`).
         """
+
+    async def start_service(self, spec: SandboxSpec, argv: Sequence[str], *, capabilities: Sequence[str] = (),
+                            device_root: str | None = None, pass_fds: Sequence[int] = ()) -> Service:
+        """Start `argv` as a long-lived service in a sandbox of its own, with `spec.template` bound at
+        /workspace as it is (no copy) and `pass_fds` inherited. So that it can make namespaces and
+        mounts for its children, it keeps `capabilities` (it must drop them before it runs anything
+        untrusted) and gets a second /dev at `device_root`. Backends that cannot say why in
+        `no_services`."""
+        raise NotSupported(f"the {self.name} backend hosts no services: {self.no_services}")
 
     async def aclose(self) -> None:  # noqa: B027 - optional hook
         """Release pooled resources."""

@@ -31,12 +31,14 @@ from envhub.errors import EnvError, SandboxGone, SandboxUnavailable, Unavailable
 from envhub.sandbox.base import (
     RESULT_FD_ENV,
     RESULT_LIMIT,
+    UNLIMITED_MB,
     WORKSPACE,
     ExecResult,
     Sandbox,
     SandboxBackend,
     SandboxLimits,
     SandboxSpec,
+    Service,
 )
 from envhub.sandbox.process import (
     AGENT,
@@ -59,9 +61,6 @@ TOOLCHAIN_STATE = ("/var/lib/ghc",)
 #: Where servers claim sandbox uids (flock per uid file): one folder for the whole host. Uids are the
 #: kernel's: a root server in a container binds this folder from the host (docker/ray/compose.yaml).
 UID_LOCKS = Path("/run/lock/envhub-uids")
-#: A `memory_mb` this large means no address-space limit (validation's harness control: sanitizers
-#: re-exec themselves with RLIMIT_AS raised to infinity, which any finite hard limit forbids).
-UNLIMITED_MB = 1 << 40
 
 
 def identity_files(dest: Path, uid: int = SANDBOX_UID) -> tuple[Path, Path]:
@@ -399,10 +398,53 @@ class LocalSandbox(Sandbox):
 EnvhubErrorType = EnvError | SandboxGone
 
 
+class LocalService(Service):
+    """A service's bubblewrap process and the host uid it holds until `close`."""
+
+    def __init__(self, backend: LocalBackend, proc: asyncio.subprocess.Process, uid: int) -> None:
+        self.backend = backend
+        self.proc = proc
+        self.uid = uid
+        self._killed = False
+        self._closed = False
+
+    @property
+    def alive(self) -> bool:
+        return not self._killed and self.proc.returncode is None
+
+    def kill(self) -> None:
+        """bwrap's --die-with-parent takes its pid namespace, with whatever still runs in it, down too."""
+        self._killed = True
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.proc.pid, signal.SIGKILL)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self.kill()
+        with contextlib.suppress(ProcessLookupError):
+            await self.proc.wait()
+        self.backend.release(self.uid)  # once: the uid may be another sandbox's afterwards
+
+    async def hand_over(self, folder: Path) -> None:
+        if self.backend.is_root:
+            await asyncio.to_thread(chown_tree, folder, self.uid)
+
+    async def output(self, limit: int) -> str:
+        if self.proc.stdout is None:
+            return ""
+        try:
+            return (await asyncio.wait_for(self.proc.stdout.read(limit), timeout=1)).decode(errors="replace")
+        except (TimeoutError, OSError, ValueError):
+            return ""
+
+
 class LocalBackend(SandboxBackend):
     """bubblewrap on this host."""
 
     name = "local"
+    no_services = None
 
     def __init__(self, root: Path, *, uid_base: int = 300_000, uid_count: int = 8192) -> None:
         self.root = root
@@ -554,14 +596,14 @@ class LocalBackend(SandboxBackend):
         sandbox.watch_info(info_r)
         return sandbox
 
-    async def start_service(self, spec: SandboxSpec, argv: Sequence[str], *, extra: Sequence[str] = (),
-                            pass_fds: Sequence[int] = ()) -> tuple[asyncio.subprocess.Process, int]:
-        """A long-lived process in a sandbox of its own (the warm verifier's zygote): `spec.template`
-        is bound at /workspace as it is (no copy), `extra` are more bubblewrap options. Returns the
-        process and its uid; the caller gives the uid back with `release` once the process is gone."""
+    async def start_service(self, spec: SandboxSpec, argv: Sequence[str], *, capabilities: Sequence[str] = (),
+                            device_root: str | None = None, pass_fds: Sequence[int] = ()) -> LocalService:
+        """A bubblewrap sandbox of its own uid around a long-lived process (see the interface)."""
         self.check()
         if spec.template is None:
             raise ValueError("start_service needs spec.template")
+        extra = ["--dev", device_root] if device_root else []
+        extra += [a for cap in capabilities for a in ("--cap-add", cap)]
         uid = self._take_uid()
         try:
             proc = await self._spawn([*self._argv(spec, spec.template), *extra, "--", *argv], uid, spec.limits,
@@ -569,7 +611,7 @@ class LocalBackend(SandboxBackend):
         except BaseException:
             self.release(uid)
             raise
-        return proc, uid
+        return LocalService(self, proc, uid)
 
     @property
     def is_root(self) -> bool:

@@ -25,8 +25,7 @@ from envhub.env import ValidationContext, ValidationFinding
 from envhub.episode import StepEntry, trajectory
 from envhub.errors import EnvhubError, FailureClass
 from envhub.records import write_record
-from envhub.sandbox.base import ExecResult, SandboxBackend, SandboxSpec
-from envhub.sandbox.local import UNLIMITED_MB
+from envhub.sandbox.base import UNLIMITED_MB, ExecResult, SandboxBackend, SandboxSpec
 from envhub.spec import ResetRequest, StepRequest, VerifyResult
 from envhub.tasks.digest import tree_sha256
 from envhub.tasks.model import HIDDEN_DIRS, Task

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from envhub.config import REPO_ROOT
 from envhub.errors import SandboxUnavailable
+from envhub.verify.verdict import PYTEST_INI
 
 PYTHON = "/usr/bin/python3"
 REQUIREMENTS = REPO_ROOT / "verifiers" / "requirements.txt"
@@ -35,7 +36,7 @@ def _lib_sha() -> str:
 
     here = Path(__file__)
     return (tree_sha256(REPO_ROOT / "verifiers")[:12] + tree_sha256(here.with_name("plugin.py"))[:6]
-            + tree_sha256(here.with_name("zygote.py"))[:6])
+            + tree_sha256(here.with_name("zygote.py"))[:6] + hashlib.sha256(PYTEST_INI.encode()).hexdigest()[:4])
 
 
 def install(data_dir: Path, *, quiet: bool = True) -> None:
@@ -81,7 +82,7 @@ def sync_lib(data_dir: Path) -> Path:
                     ignore=shutil.ignore_patterns("__pycache__", "requirements.txt"))
     shutil.copy2(Path(__file__).with_name("plugin.py"), tmp / "envhub_result_plugin.py")
     shutil.copy2(Path(__file__).with_name("zygote.py"), tmp / "envhub_zygote.py")
-    (tmp / "pytest.ini").write_text("[pytest]\naddopts =\n")
+    (tmp / "pytest.ini").write_text(PYTEST_INI)
     _compile(tmp)
     try:
         tmp.rename(lib)

@@ -8,7 +8,9 @@ the verify's request comes (a standby that has copied the memory it will write: 
 zygote), and the request only adds the verify's own mounts. Each zygote serves one verify at a
 time, so RLIMIT_NPROC still bounds one verify; the pool holds up to `POOL_SIZE`.
 
-Only the local backend has zygotes. They start in the background when a verify finds none free
+A zygote is a `Service` of the sandbox backend (`SandboxBackend.start_service`): the local backend
+hosts them; a backend that does not says why (`no_services`), and its verifies are all cold.
+Zygotes start in the background when a verify finds none free
 (that verify, like any verify while none is free or when one fails before the tests run, takes
 the cold path: `SandboxBackend.run_once`), so a one-off verify is never slower than a cold one.
 `ENVHUB_WARM_VERIFY=0` turns the warm path off.
@@ -22,15 +24,12 @@ import json
 import logging
 import os
 import shutil
-import signal
 import socket
 import uuid
 from pathlib import Path
 
 from envhub.errors import Unavailable
-from envhub.sandbox.base import ExecResult, SandboxLimits, SandboxSpec
-from envhub.sandbox.local import UNLIMITED_MB, LocalBackend
-from envhub.sandbox.process import chown_tree
+from envhub.sandbox.base import UNLIMITED_MB, ExecResult, SandboxBackend, SandboxLimits, SandboxSpec, Service
 from envhub.sandbox.shell import Clip
 from envhub.verify import runtime
 
@@ -54,19 +53,15 @@ def enabled() -> bool:
 
 
 class Zygote:
-    def __init__(self, backend: LocalBackend, proc: asyncio.subprocess.Process, uid: int, sock: socket.socket,
-                 spool: Path) -> None:
-        self.backend = backend
-        self.proc = proc
-        self.uid = uid
+    def __init__(self, service: Service, sock: socket.socket, spool: Path) -> None:
+        self.service = service
         self.sock = sock
         self.spool = spool
-        self._killed = False
         self._closed = False
 
     @property
     def alive(self) -> bool:
-        return not self._killed and self.proc.returncode is None
+        return self.service.alive
 
     async def run(self, folder: Path, *, args: list[str], env: dict[str, str], workdir: str, limits: SandboxLimits,
                   timeout_s: float, result_fd: int, max_output: int) -> ExecResult | None:
@@ -74,8 +69,7 @@ class Zygote:
 
         None when the zygote could not judge it (it died, or a child's set-up failed): the
         caller takes the cold path."""
-        if self.backend.is_root:
-            await asyncio.to_thread(chown_tree, folder / "state", self.uid)
+        await self.service.hand_over(folder / "state")
         loop = asyncio.get_running_loop()
         started = loop.time()
         req = {"dir": folder.name, "args": args, "env": env, "workdir": workdir,
@@ -107,7 +101,7 @@ class Zygote:
             return ExecResult(exit_code=None, output=clip.text(), timed_out=True, truncated=clip.truncated,
                               elapsed_s=loop.time() - started)
         if not reply:
-            log.warning("warm verifier zygote died (status %s); using the cold path", self.proc.returncode)
+            log.warning("warm verifier zygote died; using the cold path")
             self.kill()
             return None
         code = json.loads(reply)["exit_code"]
@@ -118,27 +112,22 @@ class Zygote:
                           elapsed_s=loop.time() - started)
 
     def kill(self) -> None:
-        """End the zygote now; bwrap's --die-with-parent takes its pid namespace, with any verify
-        still running in it, down too. Its spool stays until `close` (a cold retry may use it)."""
-        self._killed = True
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.proc.pid, signal.SIGKILL)
+        """End the zygote now, with any verify still running in it. Its spool stays until `close`
+        (a cold retry may use it)."""
+        self.service.kill()
 
     async def close(self) -> None:
-        """Kill, reap, give the uid back (once: it may be someone else's by then) and remove the spool."""
+        """End the service and remove the spool."""
         if self._closed:
             return
         self._closed = True
-        self.kill()
-        with contextlib.suppress(ProcessLookupError):
-            await self.proc.wait()
+        await self.service.close()
         self.sock.close()
-        self.backend.release(self.uid)
         await asyncio.to_thread(shutil.rmtree, self.spool, True)
 
 
 class WarmPool:
-    def __init__(self, backend: LocalBackend, data_dir: Path, lib: Path, env: dict[str, str],
+    def __init__(self, backend: SandboxBackend, data_dir: Path, lib: Path, env: dict[str, str],
                  args: list[str]) -> None:
         self.backend = backend
         self.args = args  # the pytest arguments each zygote parses once
@@ -254,11 +243,10 @@ class WarmPool:
                       str(mounts / "tests"): "/verify/tests", str(mounts / "task"): "/verify/task",
                       str(mounts / "trajectory.jsonl"): "/verify/trajectory.jsonl", str(spool): "/verify/spool"},
             env=self.env, limits=ZYGOTE_LIMITS, workdir="/verify/tests")
-        extra = ["--dev", "/verify/.dev"] + [a for cap in CAPS for a in ("--cap-add", cap)]
         try:
-            proc, uid = await self.backend.start_service(
+            service = await self.backend.start_service(
                 spec, [runtime.PYTHON, "-s", "-B", "-m", "envhub_zygote", str(child.fileno()), json.dumps(self.args)],
-                extra=extra, pass_fds=(child.fileno(),))
+                capabilities=CAPS, device_root="/verify/.dev", pass_fds=(child.fileno(),))
         except BaseException:
             parent.close()
             shutil.rmtree(spool, ignore_errors=True)
@@ -266,19 +254,16 @@ class WarmPool:
         finally:
             child.close()
         parent.setblocking(False)
-        z = Zygote(self.backend, proc, uid, parent, spool)
+        z = Zygote(service, parent, spool)
         loop = asyncio.get_running_loop()
         try:
             ready = await asyncio.wait_for(loop.sock_recv(parent, 4096), timeout=START_TIMEOUT_S)
             if not ready:
                 raise RuntimeError("the zygote exited at start")
         except Exception as e:
+            output = await service.output(4000)
             await z.close()
-            output = b""
-            if proc.stdout is not None:
-                with contextlib.suppress(Exception):
-                    output = await asyncio.wait_for(proc.stdout.read(4000), timeout=1)
-            raise RuntimeError(f"{e!r}: {output.decode(errors='replace')}") from e
+            raise RuntimeError(f"{e!r}: {output}") from e
         except BaseException:  # cancelled while starting: end it before passing the cancellation on
             await asyncio.shield(z.close())
             raise

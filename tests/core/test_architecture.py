@@ -179,3 +179,27 @@ def test_a_good_import_passes() -> None:
     modules = core_modules()
     modules["envhub.web.views"] = (modules["envhub.web.views"][0] + "\nfrom envhub.registry import Registry\n", False)
     assert violations(modules) == []
+
+
+def backend_checks(modules: dict[str, tuple[str, bool]]) -> list[str]:
+    """`isinstance` on a sandbox backend outside `envhub.sandbox`: what a backend offers is asked
+    through the interface (`SandboxBackend.no_services`), so a new backend is never silently served
+    less."""
+    found = []
+    for name, (source, _) in modules.items():
+        if name.startswith("envhub.sandbox"):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "isinstance" \
+                    and len(node.args) == 2 and "Backend" in ast.unparse(node.args[1]):
+                found.append(f"{name}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_isinstance_on_a_sandbox_backend_outside_the_sandbox_package() -> None:
+    assert backend_checks(core_modules()) == []
+    modules = core_modules()
+    source, is_package = modules["envhub.verify.runner"]
+    check = "isinstance(backend, (LocalBackend, DockerBackend))"
+    modules["envhub.verify.runner"] = (source + f"\nx = {check}\n", is_package)
+    assert [f.split(": ", 1)[1] for f in backend_checks(modules)] == [check]

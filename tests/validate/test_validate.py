@@ -95,6 +95,20 @@ def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     assert "environments/echo" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(echo_task)}
 
 
+def test_the_runtime_keys_a_record_by_its_verdict_not_by_how_a_verify_is_carried_out():
+    """How pytest runs and how its result becomes a verdict (`verdict.py`, the result plugin, the
+    runtime's packages) key every record; the cold and warm ways of carrying a verify out do not:
+    tests/verify/test_warm.py holds them to the same verdicts."""
+    from envhub.records import judge_parts
+
+    for family in ("echo", "db", "swe"):
+        task = Catalog(REPO_TASKS).for_family(family)[0]
+        parts = {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(task)}
+        assert {"envhub/verify/verdict.py", "envhub/verify/plugin.py", "verifiers/requirements.txt"} <= parts
+        assert not parts & {"envhub/verify", "envhub/verify/runner.py", "envhub/verify/warm.py",
+                            "envhub/verify/zygote.py", "envhub/verify/runtime.py"}
+
+
 @pytest.mark.parametrize(("line", "module"), [
     ("from verifiers import fs_state as fs", "fs_state"),
     ("from verifiers import (\n    check,\n    db_state as db,\n)", "db_state"),

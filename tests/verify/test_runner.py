@@ -7,7 +7,7 @@ import pytest
 from envhub.errors import FailureClass
 from envhub.spec import CheckResult
 from envhub.tasks.model import Task
-from envhub.verify.runner import score_checks
+from envhub.verify.verdict import score_checks
 
 
 def make_task(tmp_path: Path, test_body: str, verify_timeout: int = 30) -> Task:

@@ -152,6 +152,22 @@ async def test_the_same_probe_passes_cold(runners, tmp_path):
     assert result.failure_class is FailureClass.ok and not failed, (failed, result.detail)
 
 
+async def test_a_backend_that_hosts_no_services_verifies_cold_with_the_same_verdicts(runners, tmp_path,
+                                                                                  monkeypatch):
+    """The warm path is asked of the backend through the interface (`no_services`), not by its class."""
+    cold, _ = runners
+    monkeypatch.setattr(cold.backend, "no_services", "not here")
+    runner = VerifierRunner(cold.settings, cold.backend, warm=True)
+    try:
+        assert not await runner.warmed() and runner.warm is None
+        for files, reward in (({"ok.txt": "ok"}, 1.0), ({"ok.txt": "no"}, 0.0)):
+            result = await judge(runner, tmp_path, PASSING, files)
+            assert (result.failure_class, result.reward) == (FailureClass.ok, reward)
+            assert result.timings["verify_warm"] == 0.0
+    finally:
+        await runner.aclose()
+
+
 async def test_a_verify_never_waits_for_a_zygote_to_start(runners, tmp_path):
     _, warm = runners
     first = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"}, wait_warm=False)
@@ -192,8 +208,8 @@ async def test_a_dead_zygote_falls_back_to_the_cold_path(runners, tmp_path):
     assert warm.warm is not None and warm.warm.idle
     zygote = warm.warm.idle[0]
     # Killed between verifies: the pool starts a new one.
-    os.kill(zygote.proc.pid, signal.SIGKILL)
-    await zygote.proc.wait()
+    os.kill(zygote.service.proc.pid, signal.SIGKILL)
+    await zygote.service.proc.wait()
     second = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
     assert (second.reward, second.timings["verify_warm"]) == (1.0, 1.0)
     # Unable to start any: cold, same verdict.
@@ -215,7 +231,7 @@ async def test_a_standby_lost_before_its_request_is_judged_cold_and_the_next_is_
     first = await judge(warm, tmp_path, PASSING, {"ok.txt": "ok"})
     assert first.timings["verify_warm"] == 1.0
     assert warm.warm is not None and warm.warm.idle
-    zygote = warm.warm.idle[0].proc.pid  # bubblewrap, then its children down to the zygote
+    zygote = warm.warm.idle[0].service.proc.pid  # bubblewrap, then its children down to the zygote
     while Path(f"/proc/{zygote}/cmdline").read_bytes().split(b"\0")[0].endswith(b"bwrap"):
         zygote = _children(zygote)[0]
     for _ in range(1000):  # the standby is forked after the answer: on a loaded machine it may come later

@@ -54,6 +54,9 @@ class DockerBackend(SandboxBackend):
     """Containers on the local Docker engine."""
 
     name = "docker"
+    no_services = ("a zygote mounts each verify's folders into a running sandbox, and a container's binds are "
+                   "fixed when it is created (nor does any container here get CAP_SYS_ADMIN): every verify runs "
+                   "cold, in a container of its own")
 
     def __init__(self, settings: Settings | None = None, *, root: Path | None = None,
                  docker: DockerSettings | None = None) -> None:
