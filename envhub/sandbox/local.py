@@ -52,6 +52,7 @@ from envhub.sandbox.process import (
     signal_all,
 )
 from envhub.sandbox.shell import RUNAWAY_NOTE, SHELL_GRACE_S, Clip, converse, frame
+from envhub.sandbox.spawn import Process, spawn
 
 log = logging.getLogger("envhub.sandbox.local")
 SANDBOX_UID = 1000  # what the agent sees inside
@@ -217,7 +218,7 @@ def _limits_preexec(limits: SandboxLimits, uid: int | None, cpu_group: Path | No
 
 
 class LocalSandbox(Sandbox):
-    def __init__(self, backend: LocalBackend, proc: asyncio.subprocess.Process, root: Path, uid: int,
+    def __init__(self, backend: LocalBackend, proc: Process, root: Path, uid: int,
                  limits: SandboxLimits, cpu_group: Path | None = None) -> None:
         self._backend = backend
         self._cpu_group = cpu_group
@@ -401,7 +402,7 @@ EnvhubErrorType = EnvError | SandboxGone
 class LocalService(Service):
     """A service's bubblewrap process and the host uid it holds until `close`."""
 
-    def __init__(self, backend: LocalBackend, proc: asyncio.subprocess.Process, uid: int) -> None:
+    def __init__(self, backend: LocalBackend, proc: Process, uid: int) -> None:
         self.backend = backend
         self.proc = proc
         self.uid = uid
@@ -551,14 +552,13 @@ class LocalBackend(SandboxBackend):
         return argv
 
     async def _spawn(self, argv: list[str], uid: int, limits: SandboxLimits, pass_fds: Sequence[int] = (),
-                     stdin: int = asyncio.subprocess.PIPE, cpu_group: Path | None = None) -> asyncio.subprocess.Process:
+                     stdin: int = asyncio.subprocess.PIPE, cpu_group: Path | None = None) -> Process:
         owner = uid if self._is_root else None
         launch = _launcher(limits, owner) if cpu_group is None and limits.cpus is None else None
         preexec = None if launch is not None else _limits_preexec(limits, owner, cpu_group)
         try:
-            return await asyncio.create_subprocess_exec(
-                *(launch or ()), *argv, stdin=stdin, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT,
-                preexec_fn=preexec, pass_fds=tuple(pass_fds), start_new_session=True)
+            return await spawn([*(launch or ()), *argv], stdin=stdin, preexec_fn=preexec, pass_fds=pass_fds,
+                               start_new_session=True)
         except OSError as e:
             raise EnvError(f"cannot start bubblewrap: {e}") from e
 

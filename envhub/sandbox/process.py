@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import math
 import os
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -77,11 +78,10 @@ async def copy_tree(src: Path, dest: Path, *, into: bool = False) -> None:
     dest.parent.mkdir(parents=True, exist_ok=True)
     argv = ["cp", "-a", "--reflink=auto", f"{src}/.", f"{dest}/"] if into else \
         ["cp", "-a", "--reflink=auto", "--no-target-directory", str(src), str(dest)]
-    proc = await asyncio.create_subprocess_exec(*argv, stdout=asyncio.subprocess.DEVNULL,
-                                                stderr=asyncio.subprocess.PIPE)
-    _, err = await proc.communicate()
-    if proc.returncode != 0:
-        raise EnvError(f"copying {src} failed: {err.decode(errors='replace').strip()}")
+    # On a worker thread, by vfork: uvloop's own start would stall the loop (envhub.sandbox.spawn).
+    done = await asyncio.to_thread(subprocess.run, argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if done.returncode != 0:
+        raise EnvError(f"copying {src} failed: {done.stderr.decode(errors='replace').strip()}")
 
 
 def cpu_set(cpus: float | None) -> list[int] | None:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from envhub.errors import AgentError, ShellWedged
 from envhub.sandbox.base import ExecResult
+from envhub.sandbox.spawn import Process
 
 #: How often a backend with an `on_idle` hook is asked to look around while a command is silent.
 POLL_S = 0.5
@@ -91,7 +92,7 @@ class Reply:
                           timed_out=self.timed_out, truncated=self.truncated, elapsed_s=time.monotonic() - started)
 
 
-async def converse(proc: asyncio.subprocess.Process, script: bytes, marker: str, *, deadline: float,
+async def converse(proc: asyncio.subprocess.Process | Process, script: bytes, marker: str, *, deadline: float,
                    max_output: int, grace_s: float, kill_new: Callable[[], None],
                    died: Callable[[], Awaitable[Exception]], hard_kill: Callable[[], Awaitable[None]],
                    on_idle: Callable[[], Awaitable[bool]] | None = None) -> Reply:
