@@ -172,9 +172,10 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
         if by_template:
             def answer_of(task: Any) -> str | None:
                 try:
-                    return bl.submitted(hub.families[task.family].oracle_actions(task))
+                    answer = bl.submitted(hub.families[task.family].oracle_actions(task))
                 except EnvhubError:
-                    return None
+                    answer = None
+                return answer if answer is not None else bl.written(task)
             plays += bl.template_policies(tasks, answer_of)
             learned_from.update(bl.sources(tasks, answer_of))
         outcomes = []

@@ -7,19 +7,23 @@ policy over the catalogue (or a sample) and reports the mean reward per policy a
 target is at most `TARGET` each.
 
 The policies read only the task's prompt and the tool list (names and input schemas), never a
-family's code: a policy that needs a tool the family lacks does not apply there.
+family's code, and where a task's tests declare the file its answer goes in (`expected.json`'s
+`output`), they write there only, as a learner that read the prompt would, not over its inputs: a
+policy that needs a tool the family lacks does not apply there.
 
 Per template (`--by-template`): a generator's template (db's `metadata.template`, office's task
 type) makes tasks whose answers a lazy policy can learn without reading any of them, which a mean
 over the whole family hides. `template_policies` adds, for each template, every answer its tasks'
-oracles submit, played as a constant on each of its tasks ("answer"), and each task played with a
-sibling's answer ("sibling": the answer of another task of the same template), both capped for a
-large template (`template_policies`); `by_template`
-reports each template's best constant answer, the siblings' and the generic policies' means.
+oracles submit (or, for a task answered in a file, what its output must hold: `written`), played
+as a constant on each of its tasks ("answer"), and each task played with a sibling's answer
+("sibling": the answer of another task of the same template), both capped for a large template
+(`template_policies`); `by_template` reports each template's best constant answer, the siblings'
+and the generic policies' means.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import shlex
@@ -90,9 +94,12 @@ def _fill(spec: ToolSpec, prompt: str) -> dict[str, Any]:
     return args
 
 
-def _write_outputs(task: Task, tools: Tools, text: str) -> list[ToolCall] | None:
-    """Write `text` into every output the prompt names, with whatever writing tool there is."""
-    files = outputs(task.prompt)
+def _write_outputs(task: Task, tools: Tools, text: str, files: list[str] | None = None) -> list[ToolCall] | None:
+    """Write `text` into `files`: by default the output the task's tests declare, or else every file
+    the prompt names (an input among them then changes too), with whatever writing tool there is."""
+    if files is None:
+        declared = _declared(task)
+        files = [declared[0]] if declared else outputs(task.prompt)
     if "bash" in tools:
         body = text.replace("'", "")
         cmd = "; ".join(f"printf '%s\\n' '{body}' > {shlex.quote(f)}" for f in files) or "true"
@@ -190,6 +197,26 @@ def submitted(actions: list[ToolCall]) -> str | None:
     return answers[-1] if answers else None
 
 
+def _declared(task: Task) -> tuple[str, str] | None:
+    """(output, text) where the task's tests declare the file its answer goes in and what it must
+    hold (`expected.json` with `output` and `answer`: terminal's drawn tasks)."""
+    try:
+        expected = json.loads((task.tests_dir / "expected.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(expected, dict):
+        return None
+    output, answer = expected.get("output"), expected.get("answer")
+    return (output, answer) if isinstance(output, str) and isinstance(answer, str) else None
+
+
+def written(task: Task) -> str | None:
+    """The text a file-answer task's output must hold: what a learner that remembers a sibling's
+    answer writes (into that task's own output)."""
+    declared = _declared(task)
+    return declared[1] if declared else None
+
+
 def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None], *, constants: int = 5,
                       siblings: int = 3) -> list[tuple[Task, str, Policy]]:
     """(task, policy name, policy) for the constant answers of each task's template and its
@@ -214,7 +241,8 @@ def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None]
 
 
 def _constant(answer: str) -> Policy:
-    return lambda task, tools: _answer(tools, answer)
+    """Submit `answer`, or, where there is nothing to submit, write it where the answer goes."""
+    return lambda task, tools: _answer(tools, answer) or _write_outputs(task, tools, answer)
 
 
 async def run_policy(manager: Any, task: Task, name: str, policy: Policy) -> Outcome | None:

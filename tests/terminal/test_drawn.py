@@ -91,3 +91,26 @@ async def test_drawn_tasks_end_to_end(tmp_path: Path, make_settings) -> None:
                 assert v.failure_class == "ok" and v.reward == 0.0 and not v.passed, v.checks
             finally:
                 await m.close(created.session_id)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_baselines_constant_is_the_written_answer_and_a_siblings_earns_nothing(tmp_path: Path,
+                                                                                       make_settings) -> None:
+    """`validate --baselines --by-template` plays a template's answers as constants on a task answered
+    in a file (`baselines.written`): written into the prompt's output, the task's own answer passes
+    (so the policy is a real try, not a no-op) and a sibling's does not."""
+    from envhub.validate import baselines as bl
+
+    tasks = tmp_path / "tasks"
+    (tasks / "terminal" / "drawn").mkdir(parents=True)
+    shutil.copy(SET / "taskset.yaml", tasks / "terminal" / "drawn" / "taskset.yaml")
+    one, two = [s for s in range(2 * len(TEMPLATES)) if template_of(s) == "access-top"][:2]
+    hub: Hub
+    async with running_hub(make_settings(tasks)) as hub:
+        task, sibling = hub.catalog.get(f"{SET_ID}/{one}"), hub.catalog.get(f"{SET_ID}/{two}")
+        own, other = bl.written(task), bl.written(sibling)
+        assert own and other and own != other
+        mine = await bl.run_policy(hub.manager, task, f"answer={own}", bl._constant(own))  # noqa: SLF001
+        theirs = await bl.run_policy(hub.manager, task, f"sibling={sibling.id}", bl._constant(other))  # noqa: SLF001
+    assert mine is not None and (mine.failure_class, mine.reward) == ("ok", 1.0)
+    assert theirs is not None and (theirs.failure_class, theirs.reward) == ("ok", 0.0)
