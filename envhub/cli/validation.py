@@ -176,7 +176,13 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
                 except EnvhubError:
                     answer = None
                 return answer if answer is not None else bl.written(task)
-            plays += bl.template_policies(tasks, answer_of)
+
+            def actions_of(task: Any) -> list | None:
+                try:
+                    return hub.families[task.family].oracle_actions(task)
+                except EnvhubError:
+                    return None
+            plays += bl.template_policies(tasks, answer_of, actions_of=actions_of)
             learned_from.update(bl.sources(tasks, answer_of))
         outcomes = []
         try:
@@ -205,7 +211,7 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
         table = Table("template", "policy", "tasks", "judged", "mean reward", "",
                       title=f"constant-policy baselines per template over {len(tasks)} tasks (target: mean <= "
                             f"{bl.TARGET}; answer: the template's best constant answer, held out from the task "
-                            f"it came from; sibling: another task's)")
+                            f"it came from; sibling: another task's; replay: another task's whole oracle)")
         for r in rows:
             policy = f"answer {r['answer']!r}" if r["policy"] == "answer" else r["policy"]
             table.add_row(r["template"], policy, str(r["tasks"]), str(r["judged"]), f"{r['mean_reward']:.4f}",

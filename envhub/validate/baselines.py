@@ -218,12 +218,17 @@ def written(task: Task) -> str | None:
 
 
 def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None], *, constants: int = 5,
-                      siblings: int = 3) -> list[tuple[Task, str, Policy]]:
+                      siblings: int = 3, actions_of: Callable[[Task], list[ToolCall] | None] | None = None
+                      ) -> list[tuple[Task, str, Policy]]:
     """(task, policy name, policy) for the constant answers of each task's template and its
     siblings' answers: `answer=A` submits A on every task of the template, `sibling=ID` submits
-    task ID's answer. Played in full these are quadratic in a template's size, so a large
-    template plays its `constants` most common answers (a constant earns most where it is most
-    often the answer) and each task `siblings` of its siblings' answers, drawn by the task's id."""
+    task ID's answer, and (with `actions_of`) `replay=ID` plays task ID's whole oracle, call for
+    call: a fixed action sequence is a constant too, one a learner can memorise from any task of
+    the template where the answer is in what it does (the edits of a document whose layout never
+    changes), not in what it submits. Played in full these are quadratic in a template's size, so
+    a large template plays its `constants` most common answers (a constant earns most where it is
+    most often the answer) and each task `siblings` of its siblings' answers and oracles, drawn by
+    the task's id."""
     groups: dict[str, list[Task]] = {}
     for t in tasks:
         groups.setdefault(template_of(t), []).append(t)
@@ -237,7 +242,18 @@ def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None]
             others = sorted((sid, a) for sid, a in answers.items() if sid != t.id)
             drawn = random.Random(t.id).sample(others, min(siblings, len(others)))
             out += [(t, f"sibling={sid}", _constant(a)) for sid, a in sorted(drawn)]
+        if actions_of is None:
+            continue
+        oracles = {t.id: a for t in group if (a := actions_of(t))}
+        for t in group:
+            others_ids = sorted(sid for sid in oracles if sid != t.id)
+            for sid in sorted(random.Random(f"replay:{t.id}").sample(others_ids, min(siblings, len(others_ids)))):
+                out.append((t, f"replay={sid}", _replay(oracles[sid])))
     return out
+
+
+def _replay(actions: list[ToolCall]) -> Policy:
+    return lambda task, tools: list(actions)
 
 
 def _constant(answer: str) -> Policy:

@@ -73,6 +73,28 @@ def test_a_large_template_plays_its_most_common_answers_and_a_few_siblings():
     assert len(plays) == 5 * 40 + 3 * 40
 
 
+def test_a_task_is_replayed_with_siblings_oracles_of_its_own_template():
+    """`replay=ID`: a sibling's whole oracle played call for call (a fixed action sequence is a
+    constant too); never the task's own, never another template's, 3 a task in a large template."""
+    from types import SimpleNamespace
+
+    from envhub.spec import ToolCall
+
+    tasks = [SimpleNamespace(id=f"office/t/{i}", family="office",
+                             config=SimpleNamespace(metadata={"task_type": "T07" if i < 10 else "T08"}))
+             for i in range(14)]
+    oracle = {t.id: [ToolCall(tool="docx_edit", arguments={"path": "m.docx", "n": i})] for i, t in enumerate(tasks)}
+    plays = bl.template_policies(tasks, lambda t: None, actions_of=lambda t: oracle[t.id])  # type: ignore[arg-type]
+    for t in tasks:
+        mine = [(n, p) for task, n, p in plays if task is t and n.startswith("replay=")]
+        assert len(mine) == 3 and f"replay={t.id}" not in {n for n, _ in mine}
+        for name, policy in mine:
+            sibling = name.split("=", 1)[1]
+            assert bl.template_of(t) == bl.template_of(next(x for x in tasks if x.id == sibling))
+            assert policy(t, {}) == oracle[sibling]
+    assert not any(n.startswith(("answer=", "sibling=")) for _, n, _ in plays)  # no answers to submit
+
+
 async def test_by_template_finds_the_constant_answer_a_family_mean_hides(db_hub):
     """A template whose tasks share an answer: that answer, submitted without a look-up, earns the
     share of tasks it is right for, and a sibling's answer earns where siblings agree. The family's
