@@ -55,8 +55,9 @@ class Ctx:
     def date(self) -> dt.date:
         return dt.date(2024, 1, 1) + dt.timedelta(days=self.rng.randrange(0, 360))
 
-    def records(self, n: int, k_cats: int = 5) -> list[dict[str, Any]]:
-        cats = self.cats(k_cats)
+    def records(self, n: int, k_cats: int = 5, cats: list[str] | None = None) -> list[dict[str, Any]]:
+        """`n` records over the industry's first `k_cats` categories, or over `cats`."""
+        cats = cats or self.cats(k_cats)
         ids = sorted(self.rng.sample(range(1000, 9999), n))
         amts = amounts(self.ind, self.rng, n)
         return [{"id": f"{self.ind.prefix}-{i}", "name": self.party(), "category": cats[j % len(cats)] if j < len(cats)

@@ -7,18 +7,25 @@ from pathlib import Path
 
 from environments.office.tasktypes._common import Built, Ctx, call, save_docx
 
+#: The parts a packet draws after its cover (file, English title, Korean title): which, how many and
+#: in what order are drawn per task, so no fixed list of exports and bookmarks assembles two packets.
+PARTS = (("summary", "{entity} Summary", "{entity} 요약"), ("schedules", "Supporting Schedules", "부속 명세"),
+         ("figures", "Key Figures", "주요 수치"), ("terms", "Terms and Conditions", "약관 및 조건"),
+         ("contacts", "Contacts", "연락처"), ("appendix", "Appendix", "부록"))
+
 
 def t11_packet(c: Ctx, pdf: Callable[[Path, Path], None]) -> Built:
-    parts = [("cover", c.t(f"{c.industry()} Packet", f"{c.industry()} 자료집")),
-             ("part_a", c.t(f"{c.entity().capitalize()} Summary", f"{c.entity()} 요약")),
-             ("part_b", c.t("Supporting Schedules", "부속 명세"))]
+    entity = c.entity()
+    drawn = c.rng.sample(PARTS, c.rng.randint(2, 4))
+    parts = [("cover", c.t(f"{c.industry()} Packet", f"{c.industry()} 자료집"))] + [
+        (key, c.t(en.format(entity=entity.capitalize()), ko.format(entity=entity))) for key, en, ko in drawn]
     marks, pages, expected_parts = [], 0, []
     import pypdf
 
     for key, title in parts:
         token = f"{c.ind.prefix}-{c.rng.randint(100000, 999999)}"
         body = [("title", title), ("p", c.t(f"Document reference {token}.", f"문서 번호 {token}."))]
-        if key == "part_b":
+        if key == parts[-1][0]:  # the last part runs over several pages
             body += [("p", c.fake.paragraph(nb_sentences=8)) for _ in range(14)]
         save_docx(c.state / f"{key}.docx", body)
         tmp = c.state.parent / f"_{key}.pdf"
