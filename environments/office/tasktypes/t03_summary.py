@@ -8,10 +8,10 @@ from environments.office.tasktypes._common import Built, Ctx, call, save_xlsx, t
 
 
 def t03_summary(c: Ctx) -> Built:
-    # Which of the industry's categories appear is drawn per task (3 to all of them, in the
+    # Which of the industry's categories appear is drawn per task (3 to all but one of them, in the
     # industry's order): a fixed category list made the same SUMIF rows right for every task of it.
     pool = c.cats()
-    recs = c.records(c.rng.randint(15, 25), cats=sorted(c.rng.sample(pool, c.rng.randint(3, len(pool))),
+    recs = c.records(c.rng.randint(15, 25), cats=sorted(c.rng.sample(pool, c.rng.randint(3, len(pool) - 1)),
                                                           key=pool.index))
     save_xlsx(c.state / "data.xlsx", {"Data": [["ID", "Category", "Amount"]] +
                                       [[r["id"], r["category"], r["amount"]] for r in recs]})
