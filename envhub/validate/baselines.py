@@ -15,10 +15,11 @@ Per template (`--by-template`): a generator's template (db's `metadata.template`
 type) makes tasks whose answers a lazy policy can learn without reading any of them, which a mean
 over the whole family hides. `template_policies` adds, for each template, every answer its tasks'
 oracles submit (or, for a task answered in a file, what its output must hold: `written`), played
-as a constant on each of its tasks ("answer"), and each task played with a sibling's answer
-("sibling": the answer of another task of the same template), both capped for a large template
-(`template_policies`); `by_template` reports each template's best constant answer, the siblings'
-and the generic policies' means.
+as a constant on each of its tasks ("answer"), each task played with a sibling's answer
+("sibling": the answer of another task of the same template) and with a sibling's whole oracle
+("replay": a fixed action sequence, which catches a template whose answer is in what a task does),
+all capped for a large template (`template_policies`); `by_template` reports each template's best
+constant answer, the siblings', the replays' and the generic policies' means.
 """
 
 from __future__ import annotations
