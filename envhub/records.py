@@ -7,8 +7,9 @@ own validation; the whole package when it declares nothing), and the `verifiers`
 the task's tests and those family files import, in any form, with what those modules import in
 turn. A record goes stale the moment any of them changes, and CI refuses stale records. Tool
 code that only serves the agent is not in the key: CI's oracle smoke over HTTP guards it, so a
-refactor of tools does not force re-validating the catalogue. Nor is how a verify is carried out (a cold sandbox or a warm zygote's fork): tests hold the two
-ways to the same verdicts, as they hold the sandbox backends.
+refactor of tools does not force re-validating the catalogue. Nor is how a verify is carried out
+(a cold sandbox or a warm zygote's fork): tests hold the two ways to the same verdicts, as they
+hold the sandbox backends.
 
 The judging code is hashed by what it is, not by where it sits (`judge_sha256`): each top-level
 statement of its Python files, without comments, docstrings or layout, together with what the
