@@ -1107,18 +1107,21 @@ def checksums(r: random.Random) -> Draft:
         bad.append(nm)
     for _ in range(r.randint(0, 2)):
         files[f"{top}/extra-{r.choice(WORDS)}.txt"] = b"not listed\n"
-    files[f"{top}/SHA256SUMS"] = "\n".join(sums) + "\n"
     out = pick(r, "verify_report.txt", "bad_files.txt", "checksums.txt", "integrity.txt")
+    # The list's name is drawn too: with the folder and the output, 80 ways, so a sibling's
+    # commands (the template's whole routine) are right for few others.
+    listing = pick(r, "SHA256SUMS", "sha256sums.txt", "CHECKSUMS", "checksums.sha256")
+    files[f"{top}/{listing}"] = "\n".join(sums) + "\n"
     answer = sorted([f"{nm}: FAILED" for nm in bad] + [f"{nm}: MISSING" for nm in missing])
     prompt = f"""\
-`{top}/SHA256SUMS` lists the SHA-256 checksums of the files in `{top}/` (the `sha256sum` format). Check every listed
+`{top}/{listing}` lists the SHA-256 checksums of the files in `{top}/` (the `sha256sum` format). Check every listed
 file. Write `{out}` (in the workspace root) with one line per listed file that does not pass: `NAME: FAILED` when its
-content does not match, `NAME: MISSING` when it does not exist; NAME as written in `SHA256SUMS`. Sort the lines in
+content does not match, `NAME: MISSING` when it does not exist; NAME as written in `{listing}`. Sort the lines in
 ascending byte order; files that pass and files that are not listed do not appear. Change nothing under `{top}/`.
 """
     solve = f"""\
 cd /workspace/{top}
-sha256sum -c SHA256SUMS 2>/dev/null | sed -n 's/: FAILED$/: FAILED/p; s/: FAILED open or read$/: MISSING/p' |
+sha256sum -c {listing} 2>/dev/null | sed -n 's/: FAILED$/: FAILED/p; s/: FAILED open or read$/: MISSING/p' |
   LC_ALL=C sort > ../{out}
 """
     d = Draft("checksum-verify", "Verify files against a SHA256SUMS list", "easy", ["files", "checksums"],
