@@ -170,18 +170,20 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
         await hub.start()
         plays = [(task, name, policy) for task in tasks for name, policy in bl.POLICIES.items()]
         if by_template:
-            def answer_of(task: Any) -> str | None:
-                try:
-                    answer = bl.submitted(hub.families[task.family].oracle_actions(task))
-                except EnvhubError:
-                    answer = None
-                return answer if answer is not None else bl.written(task)
+            oracles: dict[str, list | None] = {}  # read once a task: answers, sources and replays all use it
 
             def actions_of(task: Any) -> list | None:
-                try:
-                    return hub.families[task.family].oracle_actions(task)
-                except EnvhubError:
-                    return None
+                if task.id not in oracles:
+                    try:
+                        oracles[task.id] = hub.families[task.family].oracle_actions(task)
+                    except EnvhubError:
+                        oracles[task.id] = None
+                return oracles[task.id]
+
+            def answer_of(task: Any) -> str | None:
+                actions = actions_of(task)
+                answer = bl.submitted(actions) if actions is not None else None
+                return answer if answer is not None else bl.written(task)
             plays += bl.template_policies(tasks, answer_of, actions_of=actions_of)
             learned_from.update(bl.sources(tasks, answer_of))
         outcomes = []

@@ -32,6 +32,8 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 
 from envhub.errors import EnvhubError, FailureClass
@@ -201,8 +203,14 @@ def submitted(actions: list[ToolCall]) -> str | None:
 def _declared(task: Task) -> tuple[str, str] | None:
     """(output, text) where the task's tests declare the file its answer goes in and what it must
     hold (`expected.json` with `output` and `answer`: terminal's drawn tasks)."""
+    return _declared_in(task.tests_dir)
+
+
+@cache
+def _declared_in(tests_dir: Path) -> tuple[str, str] | None:
+    """Read once a run: every policy played on a task asks it."""
     try:
-        expected = json.loads((task.tests_dir / "expected.json").read_text(encoding="utf-8"))
+        expected = json.loads((tests_dir / "expected.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
     if not isinstance(expected, dict):
@@ -239,18 +247,18 @@ def template_policies(tasks: list[Task], answer_of: Callable[[Task], str | None]
         common = Counter(answers.values()).most_common()
         for answer, _ in sorted(common, key=lambda c: (-c[1], c[0]))[:constants]:
             out += [(t, f"answer={answer}", _constant(answer)) for t in group]
+        oracles = {t.id: a for t in group if (a := actions_of(t))} if actions_of is not None else {}
         for t in group:
-            others = sorted((sid, a) for sid, a in answers.items() if sid != t.id)
-            drawn = random.Random(t.id).sample(others, min(siblings, len(others)))
-            out += [(t, f"sibling={sid}", _constant(a)) for sid, a in sorted(drawn)]
-        if actions_of is None:
-            continue
-        oracles = {t.id: a for t in group if (a := actions_of(t))}
-        for t in group:
-            others_ids = sorted(sid for sid in oracles if sid != t.id)
-            for sid in sorted(random.Random(f"replay:{t.id}").sample(others_ids, min(siblings, len(others_ids)))):
-                out.append((t, f"replay={sid}", _replay(oracles[sid])))
+            out += [(t, f"sibling={sid}", _constant(answers[sid])) for sid in _siblings(t.id, answers, siblings)]
+            out += [(t, f"replay={sid}", _replay(oracles[sid]))
+                    for sid in _siblings(t.id, oracles, siblings, salt="replay:")]
     return out
+
+
+def _siblings(task_id: str, of: dict[str, Any], k: int, salt: str = "") -> list[str]:
+    """Up to `k` ids of `of` other than `task_id`, drawn by the task's id (and `salt`), sorted."""
+    others = sorted(sid for sid in of if sid != task_id)
+    return sorted(random.Random(f"{salt}{task_id}").sample(others, min(k, len(others))))
 
 
 def _replay(actions: list[ToolCall]) -> Policy:

@@ -10,9 +10,9 @@ time, so RLIMIT_NPROC still bounds one verify; the pool holds up to `POOL_SIZE`.
 
 A zygote is a `Service` of the sandbox backend (`SandboxBackend.start_service`): the local backend
 hosts them; a backend that does not says why (`no_services`), and its verifies are all cold.
-Zygotes start in the background when a verify finds none free
-(that verify, like any verify while none is free or when one fails before the tests run, takes
-the cold path: `SandboxBackend.run_once`), so a one-off verify is never slower than a cold one.
+Zygotes start in the background when a verify finds none free (that verify, like any verify while
+none is free or when one fails before the tests run, takes the cold path:
+`SandboxBackend.run_once`), so a one-off verify is never slower than a cold one.
 `ENVHUB_WARM_VERIFY=0` turns the warm path off.
 """
 
