@@ -80,12 +80,13 @@ class OfficeFamily(Family):
     name = "office"
     description = ("OfficeVerse: business documents (docx, xlsx, pptx, pdf) across 11 industries and 12 task types; "
                    "verifiers read parsed documents and LibreOffice-recalculated values.")
-    # State export, recalculation, the judge, mutators and the task types' checks judge a task; the
-    # document tools (tools.py, writers.py, readers.py) and the generator only serve the agent and
-    # the author: CI's oracle smoke over HTTP guards them. The task types' builders (`tasktypes/`)
-    # only make tasks, whose own files key their records by their bytes: a builder change
-    # re-validates exactly the tasks it changed.
-    judged_by = ("env.py", "export.py", "liveness.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py", "checks",
+    # State export, recalculation, the judge and mutators judge a task; the document tools
+    # (tools.py, writers.py, readers.py) and the generator only serve the agent and the author: CI's
+    # oracle smoke over HTTP guards them. The task types' builders (`tasktypes/`) and checks
+    # (`checks/`, copied into each task's tests/ by the generator, never imported at verify) are
+    # the task's own files, which key its record by their bytes: a change to either re-validates
+    # exactly the tasks it changed.
+    judged_by = ("env.py", "export.py", "liveness.py", "judge.py", "lo.py", "lo_worker.py", "mutators.py",
                  "data.py", "workspace.py")
     facet_labels = {"industry": "industry", "task_type": "task type", "language": "language"}
     settings_class = OfficeSettings
