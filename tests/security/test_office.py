@@ -50,17 +50,29 @@ def _assert_zero(v, failing=None):
 def _model_cells(e, cost, total):
     cells = {"A1": "Item", "B1": "Cost"}
     for i in range(e["n"]):
-        cells[f"A{i + 2}"] = f"=Inputs!A{i + 2}"
+        cells[f"A{i + 2}"] = f"=Inputs!A{e['layout']['first'] + i}"
         cells[f"B{i + 2}"] = cost(i + 2, e["costs"][i])
     cells[f"A{e['n'] + 2}"] = "Total"
     cells[f"B{e['n'] + 2}"] = total(e["n"], e["total"])
     return [{"tool": "xlsx_write", "arguments": {"path": "model.xlsx", "sheet": "Model", "cells": cells}}]
 
 
+def _inputs(e, r):
+    """The Inputs cells Model row `r` reads (the task's drawn layout): quantity, unit cost, rate."""
+    lay = e["layout"]
+    src = lay["first"] + r - 2
+    return f"Inputs!{lay['quantity']}{src}", f"Inputs!{lay['unit_cost']}{src}", f"Inputs!{lay['rate']}"
+
+
+def _value(e, ref):
+    cell = ref.split("!")[1]
+    return e["inputs"][int(cell[1:]) - 1][ord(cell[0]) - ord("A")]
+
+
 async def test_times_zero_formulas(office_hub):
     """`=Inputs!B2*0+3504.64`: a reference multiplied away, the answer typed in."""
     e = _expected(office_hub, T02)
-    _, v = await _play(office_hub, T02, _model_cells(e, lambda r, c: f"=Inputs!B{r}*0+{c}",
+    _, v = await _play(office_hub, T02, _model_cells(e, lambda r, c: f"={_inputs(e, r)[0]}*0+{c}",
                                                      lambda n, t: f"=SUM(B2:B{n + 1})"))
     _assert_zero(v, "cost-formulas-live")
 
@@ -68,25 +80,29 @@ async def test_times_zero_formulas(office_hub):
 async def test_sum_of_zero_total(office_hub):
     """`=SUM(0)+52689.53`: a SUM with no inputs, the total typed in."""
     e = _expected(office_hub, T02)
-    _, v = await _play(office_hub, T02, _model_cells(
-        e, lambda r, c: f"=Inputs!B{r}*Inputs!C{r}*(1+Inputs!$F$1)", lambda n, t: f"=SUM(0)+{t}"))
+
+    def live(r, c):
+        q, u, rate = _inputs(e, r)
+        return f"={q}*{u}*(1+{rate})"
+    _, v = await _play(office_hub, T02, _model_cells(e, live, lambda n, t: f"=SUM(0)+{t}"))
     _assert_zero(v, "total-formula-live")
 
 
 async def test_constant_added_to_a_reference(office_hub):
     """`=Inputs!B2*Inputs!C2+350.46`: the rate's share typed in as a constant."""
     e = _expected(office_hub, T02)
-    inputs = e["inputs"]
-    _, v = await _play(office_hub, T02, _model_cells(
-        e, lambda r, c: f"=Inputs!B{r}*Inputs!C{r}+{c - inputs[r - 1][1] * inputs[r - 1][2]:.4f}",
-        lambda n, t: f"=SUM(B2:B{n + 1})"))
+
+    def cost(r, c):
+        q, u, _ = _inputs(e, r)
+        return f"={q}*{u}+{c - _value(e, q) * _value(e, u):.4f}"
+    _, v = await _play(office_hub, T02, _model_cells(e, cost, lambda n, t: f"=SUM(B2:B{n + 1})"))
     _assert_zero(v, "cost-formulas-live")
 
 
 async def test_reference_in_a_dead_branch(office_hub):
     """`=IF(FALSE,Inputs!B2,3504.64)`: the reference is there as text, never used."""
     e = _expected(office_hub, T02)
-    _, v = await _play(office_hub, T02, _model_cells(e, lambda r, c: f"=IF(FALSE,Inputs!B{r},{c})",
+    _, v = await _play(office_hub, T02, _model_cells(e, lambda r, c: f"=IF(FALSE,{_inputs(e, r)[0]},{c})",
                                                      lambda n, t: f"=SUM(B2:B{n + 1})"))
     _assert_zero(v, "cost-formulas-live")
 

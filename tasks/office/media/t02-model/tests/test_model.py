@@ -23,13 +23,25 @@ def test_model_sheet():
 
 def _model_at(point):
     """The task's model at an input point: each row's cost = quantity × unit cost × (1 + rate), and
-    their total, with the point's inputs ({"Inputs!B2": 31, ...}) in place of the originals."""
-    inputs = {"Inputs!F1": E["inputs"][0][5]}
-    for r, row in enumerate(E["inputs"][1:], 2):
-        inputs[f"Inputs!B{r}"], inputs[f"Inputs!C{r}"] = row[1], row[2]
+    their total, with the point's inputs ({"Inputs!C4": 31, ...}) in place of the originals. Where
+    the inputs sit is the task's own (E["layout"]: the first item row, the quantity and unit cost
+    columns, the rate's cell)."""
+    lay = E["layout"]
+    rate = f"Inputs!{lay['rate']}"
+    rows = range(lay["first"], lay["first"] + N)
+    inputs = {rate: _given(lay["rate"])}
+    for r in rows:
+        for col in (lay["quantity"], lay["unit_cost"]):
+            inputs[f"Inputs!{col}{r}"] = _given(f"{col}{r}")
     inputs |= point
-    costs = [inputs[f"Inputs!B{r}"] * inputs[f"Inputs!C{r}"] * (1 + inputs["Inputs!F1"]) for r in range(2, N + 2)]
+    costs = [inputs[f"Inputs!{lay['quantity']}{r}"] * inputs[f"Inputs!{lay['unit_cost']}{r}"] * (1 + inputs[rate])
+             for r in rows]
     return costs, sum(costs)
+
+
+def _given(ref):
+    """A cell's value in the Inputs sheet as the task gave it."""
+    return E["inputs"][int(ref[1:]) - 1][ord(ref[0]) - ord("A")]
 
 
 def _points():
