@@ -2,7 +2,7 @@
 
     .venv/bin/python scripts/db_answer_spread.py [--dbs 40] [--domain retail ...] [--json]
 
-Draws every read and refusal intent once per database, on `--dbs` databases per domain (the db
+Draws every intent once per database, on `--dbs` databases per domain (the db
 seeds drawn sets use), and prints per template: tasks drawn, distinct answers, the most common
 answer's share (what a constant policy earns), the answer entropy in bits and the sibling-hit
 rate (how often another task's answer of the same template passes this task's check). Rows over

@@ -1,17 +1,20 @@
-"""How far a question template's answers spread over drawn databases (issue #38).
+"""How far a template's answers spread over drawn databases (issue #38).
 
 A drawn task set asks each template on many starting databases. If a template's answer is
 nearly always the same (a count of 1 to 4, a status, a cap), a policy that never looks anything
-up earns it: a constant, or the answer of a sibling task of the same template. `draw` asks every
-read and refusal intent of a domain on `n` databases (db seeds `1_000_000 + k`, as drawn sets
-use), the way `environments.db.generate.materialize` does (draft, then execute; a draft whose
-oracle fails is dropped), and `spread` measures, per template:
+up earns it: a constant, or the answer of a sibling task of the same template. A write
+template's "answer" is what its oracle writes (the calls of `writes` tools, in order): if a few
+entity ids, the same on every database, cover most tasks, a memorised call list earns it (the
+gate's `replay` baseline). `draw` drafts every intent of a domain on `n` databases (db seeds
+`1_000_000 + k`, as drawn sets use), the way `environments.db.generate.materialize` does (draft,
+then execute; a draft whose oracle fails is dropped; writes are only drafted, their calls being
+the measure), and `spread` measures, per template:
 
 - the share of its tasks that the most common answer covers (a constant policy's reward);
 - the sibling-hit rate: the share of (task, other task of the template) pairs where the other's
   answer passes this task's answer check (`verifiers.db_state.check_answer`, or for a refusal
   the figure check of `check_refusal_grounds`), so the same normalisation of case, money and
-  sets judges it;
+  sets judges it; for a write, where the other's write calls are this task's;
 - tasks that share both their prompt and their answer (one task, twice);
 - the answer entropy in bits.
 
@@ -52,8 +55,8 @@ class Drawn:
     kind: str
     db_seed: int
     prompt: str
-    given: str  # what the oracle submits: the answer, or the refusal's figure
-    spec: dict[str, Any]  # the expected answer, or the grounds
+    given: str  # what the oracle submits: the answer, the refusal's figure, a write's calls (JSON)
+    spec: dict[str, Any]  # the expected answer, the grounds, or {"writes": given}
 
 
 @dataclass
@@ -84,7 +87,16 @@ class Spread:
         return out
 
 
-def _given(draft: Any) -> tuple[str, dict[str, Any]]:
+def writes(actions: list[dict[str, Any]], domain: str) -> str:
+    """A write oracle's calls of the domain's `writes` tools, as one canonical string."""
+    writing = {t.name for t in registry.get(domain).tools if t.writes}
+    return json.dumps([[a["tool"], a["arguments"]] for a in actions if a["tool"] in writing], sort_keys=True)
+
+
+def _given(draft: Any, domain: str) -> tuple[str, dict[str, Any]]:
+    if draft.kind == "write":
+        calls = writes(draft.actions, domain)
+        return calls, {"writes": calls}
     if draft.kind == "refusal":
         return draft.grounds["figure"][0], draft.grounds
     submitted = [c for c in draft.actions if c["tool"] == "submit_answer"]
@@ -92,7 +104,10 @@ def _given(draft: Any) -> tuple[str, dict[str, Any]]:
 
 
 def key(spec: dict[str, Any], kind: str) -> str:
-    """An answer as counted: a scalar's first form, a set's items sorted, a refusal's figure."""
+    """An answer as counted: a scalar's first form, a set's items sorted, a refusal's figure, a
+    write's calls."""
+    if kind == "write":
+        return spec["writes"]
     if kind == "refusal":
         return db_state.normalize(spec["figure"][0])
     if spec["kind"] == "scalar":
@@ -103,7 +118,10 @@ def key(spec: dict[str, Any], kind: str) -> str:
 
 
 def accepted(given: str, spec: dict[str, Any], kind: str) -> bool:
-    """Would `given` pass the verifier's check of this expected answer (or refusal figure)?"""
+    """Would `given` pass the verifier's check of this expected answer (or refusal figure)? A write
+    counts as passing when it makes the same calls."""
+    if kind == "write":
+        return given == spec["writes"]
     if kind == "refusal":
         return any(db_state.same(given, f) or db_state._figure(given) == db_state._figure(f)  # noqa: SLF001
                    for f in spec["figure"])
@@ -121,47 +139,43 @@ def _passes(spec: dict[str, Any]) -> bool:
 
 def draw(n: int, names: tuple[str, ...] = registry.NAMES, scratch: Path | None = None,
          tag: str = "spread") -> list[Drawn]:
-    """Every read and refusal intent of each domain, drawn once on each of `n` databases."""
+    """Every intent of each domain, drawn once on each of `n` databases."""
     out: list[Drawn] = []
     with tempfile.TemporaryDirectory(prefix="db-spread-", dir=scratch) as tmp:
         synth = Synth(Path(tmp))
         for name in names:
             domain = registry.get(name)
             intents = registry.intents(name)
-            writes: set[int] = set()  # intents seen to draft writes: not measured
             for k in range(n):
                 db_seed = BASE + k
                 for index in range(len(intents)):
-                    if index in writes:
-                        continue
                     for attempt in range(ATTEMPTS):
                         rng = random.Random(f"{tag}:{name}:{k}:{index}:{attempt}")
                         draft = synth.draft(domain, rng, index, db_seed=db_seed)
                         if draft is None:
                             continue
-                        if draft.kind == "write":
-                            writes.add(index)
-                            break
-                        try:
-                            synth.execute(domain, draft, db_seed)
-                        except ValueError:
-                            continue
-                        given, spec = _given(draft)
+                        if draft.kind != "write":
+                            try:
+                                synth.execute(domain, draft, db_seed)
+                            except ValueError:
+                                continue
+                        given, spec = _given(draft, name)
                         out.append(Drawn(name, draft.slug, draft.kind, db_seed, draft.prompt, given, spec))
                         break
     return out
 
 
 def from_tasks(folders: list[Path]) -> list[Drawn]:
-    """The read and refusal tasks among materialised task folders (a drawn set's), as drawn."""
+    """The tasks among materialised task folders (a drawn set's), as drawn."""
     out: list[Drawn] = []
     for folder in folders:
         expected = json.loads((folder / "tests" / "expected.json").read_text(encoding="utf-8"))
-        if expected["kind"] == "write":
-            continue
         meta = yaml.safe_load((folder / "task.yaml").read_text(encoding="utf-8"))["metadata"]
         actions = json.loads((folder / "solution" / "actions.json").read_text(encoding="utf-8"))
-        if expected["kind"] == "refusal":
+        if expected["kind"] == "write":
+            given = writes(actions, meta["domain"])
+            spec = {"writes": given}
+        elif expected["kind"] == "refusal":
             given, spec = expected["grounds"]["figure"][0], expected["grounds"]
         else:
             given = next(str(a["arguments"]["answer"]) for a in reversed(actions) if a["tool"] == "submit_answer")

@@ -1,11 +1,12 @@
-"""Drawn sets ask each question template on many databases: its answers must spread (issue #38).
+"""Drawn sets ask each template on many databases: its answers must spread (issue #38).
 
-Every read and refusal intent of every domain is drawn on 40 databases (db seeds 1_000_000 + k,
-as drawn sets use; draft and execute, as `environments.db.generate.materialize` does), and per
-template: the most common answer (a refusal's figure) covers at most 5 % of its tasks, another
-task's answer passes this task's check (the verifier's own matcher) on at most 2 % of pairs, and
-no prompt comes twice with the same answer. A policy that answers a template with a constant, or
-with an answer it saw on another task, earns next to nothing. Measured by `environments.db.spread`
+Every intent of every domain is drawn on 40 databases (db seeds 1_000_000 + k, as drawn sets
+use; draft and execute, as `environments.db.generate.materialize` does), and per template: the
+most common answer (a refusal's figure, a write's calls) covers at most 5 % of its tasks, another
+task's answer passes this task's check (the verifier's own matcher; for a write, the same calls)
+on at most 2 % of pairs, and no prompt comes twice with the same answer. A policy that answers a
+template with a constant, or with an answer (or a call list) it saw on another task, earns next
+to nothing. Measured by `environments.db.spread`
 (also `scripts/db_answer_spread.py`, which prints the table).
 """
 
@@ -20,7 +21,7 @@ from environments.db import domains as registry
 from environments.db.spread import MAX_SIBLING_HITS, MAX_TOP_SHARE, Drawn, Spread, draw, spread
 
 DBS = 40  # databases per domain
-MIN_TEMPLATES = 8  # read or refusal templates each domain keeps
+MIN_TEMPLATES = 8  # read or refusal templates each domain keeps (besides its writes)
 MIN_TASKS = 36  # of the DBS draws, how many a template must yield (a draft may find nothing to ask)
 
 
@@ -37,13 +38,14 @@ def rows(drawn: list[Drawn]) -> list[Spread]:
 def test_each_domain_keeps_questions_and_refusals(rows: list[Spread]):
     per: dict[str, list[str]] = defaultdict(list)
     for r in rows:
-        per[r.domain].append(r.slug)
+        if r.kind != "write":
+            per[r.domain].append(r.slug)
     for name in registry.NAMES:
         assert len(per[name]) >= MIN_TEMPLATES, (
             f"{name} keeps {len(per[name])} read or refusal templates ({', '.join(sorted(per[name]))}); "
             f"at least {MIN_TEMPLATES}")
     kinds = {r.kind for r in rows}
-    assert kinds == {"read", "refusal"}, kinds
+    assert kinds == {"read", "refusal", "write"}, kinds
 
 
 def test_every_template_draws_on_most_databases(rows: list[Spread], drawn: list[Drawn]):

@@ -69,7 +69,7 @@ def loan_payment(c: Ctx) -> Draft | None:
     amount = min(loan.outstanding_cents, c.pick([25_000, 40_000, 50_000]))
     cust = _owner(c, a)
     prompt = c.say(f"{cust.name} wants to pay ${money(amount)} towards loan #{loan.id} from their checking account.",
-                   f"Apply a ${money(amount)} payment to loan {loan.id}, debiting account {a.number}.")
+                   f"Apply a ${money(amount)} payment to loan {loan.id}, debiting {cust.name}'s account {a.number}.")
     return Draft("loan-payment", f"Loan payment on loan {loan.id}", prompt,
                  [call("get_loan", loan_id=loan.id),
                   call("make_loan_payment", loan_id=loan.id, from_account_id=a.id, amount=amount / 100)], "write",
@@ -77,34 +77,54 @@ def loan_payment(c: Ctx) -> Draft | None:
 
 
 def report_fraud(c: Ctx) -> Draft:
-    a = c.pick([a for a in _accounts(c, kind="checking")
-                if any(card.status == "active" for card in c.s.scalars(select(Card).where(Card.account_id == a.id)))])
-    cards = [card for card in c.s.scalars(select(Card).where(Card.account_id == a.id).order_by(Card.id))
-             if card.status == "active"]
-    cust = _owner(c, a)
-    prompt = c.say(f"{cust.name} reports suspected fraud on account {a.number}. Freeze the account and block every "
-                   "active card on it.",
-                   f"Fraud alert for account {a.number}: block its active cards and freeze the account.")
-    return Draft("fraud-lockdown", f"Fraud lockdown of {a.number}", prompt,
-                 [call("get_account", account_id=a.id)] + [call("block_card", card_id=k.id) for k in cards]
-                 + [call("freeze_account", account_id=a.id)], "write", difficulty="medium", tags=["multi-entity"])
+    # Two or three accounts flagged at once: one account's lockdown drew from the ~40 checking
+    # accounts with active cards, the same ids on every database (issue #38).
+    flagged = [a for a in _accounts(c, kind="checking")
+               if any(card.status == "active" for card in c.s.scalars(select(Card).where(Card.account_id == a.id)))]
+    k = c.pick([2, 3])
+    if len(flagged) < k:
+        raise LookupError("too few accounts with active cards")
+    accounts = sorted(c.rng.sample(flagged, k), key=lambda a: a.id)
+    numbers = ", ".join(a.number for a in accounts[:-1]) + f" and {accounts[-1].number}"
+    owners = "; ".join(f"{a.number} ({_owner(c, a).name})" for a in accounts)
+    prompt = c.say(f"The fraud team traced one skimming device to accounts {numbers}. Freeze each account and block "
+                   "every active card on it.",
+                   f"Fraud alert for these accounts: {owners}. Block their active cards and freeze the accounts.")
+    actions = []
+    for a in accounts:
+        cards = [card for card in c.s.scalars(select(Card).where(Card.account_id == a.id).order_by(Card.id))
+                 if card.status == "active"]
+        actions += [call("get_account", account_id=a.id)] + [call("block_card", card_id=card.id) for card in cards] \
+            + [call("freeze_account", account_id=a.id)]
+    return Draft("fraud-lockdown", f"Fraud lockdown of {k} accounts", prompt, actions, "write", difficulty="medium",
+                 tags=["multi-entity"])
 
 
 def card_limit(c: Ctx) -> Draft:
     card = c.pick(list(c.s.scalars(select(Card).where(Card.status == "active").order_by(Card.id))))
     new = c.pick([x for x in (150_000, 250_000, 400_000, 500_000) if x != card.daily_limit_cents])
     prompt = c.say(f"Set the daily limit of the card ending in {card.last4} (card id {card.id}) to ${money(new)}.",
-                   f"Change card #{card.id}'s daily spending limit to ${money(new)}.")
+                   f"Change card #{card.id}'s daily spending limit to ${money(new)} (cardholder {_owner(c, c.s.get(Account, card.account_id)).name}).")
     return Draft("card-limit", f"Card {card.id} limit", prompt,
                  [call("set_card_limit", card_id=card.id, daily_limit=new / 100)], "write")
 
 
 def unfreeze(c: Ctx) -> Draft:
-    a = c.pick(_accounts(c, status="frozen"))
-    prompt = c.say(f"The investigation on account {a.number} is over; unfreeze it.",
-                   f"Reactivate the frozen account {a.number} of {_owner(c, a).name}.")
-    return Draft("unfreeze", f"Unfreeze {a.number}", prompt,
-                 [call("search_accounts", number=a.number), call("unfreeze_account", account_id=a.id)], "write")
+    # Two or three accounts: a database has about nine frozen ones, so one memorised
+    # `unfreeze_account` call fit one task in a hundred (issue #38).
+    k = c.pick([2, 3])
+    frozen = _accounts(c, status="frozen")
+    if len(frozen) < k:
+        raise LookupError("too few frozen accounts")
+    accounts = sorted(c.rng.sample(frozen, k), key=lambda a: a.id)
+    numbers = ", ".join(a.number for a in accounts[:-1]) + f" and {accounts[-1].number}"
+    owners = ", ".join(f"{a.number} ({_owner(c, a).name})" for a in accounts)
+    prompt = c.say(f"The investigation on accounts {numbers} is over; unfreeze them.",
+                   f"Reactivate these frozen accounts: {owners}.")
+    return Draft("unfreeze", f"Unfreeze {k} accounts", prompt,
+                 [a for acc in accounts for a in (call("search_accounts", number=acc.number),
+                                                  call("unfreeze_account", account_id=acc.id))], "write",
+                 tags=["multi-entity"])
 
 
 def bonus_batch(c: Ctx) -> Draft | None:

@@ -84,7 +84,7 @@ def cancel(c: Ctx) -> Draft:
     a = c.pick(_appts(c, "booked"))
     p, d = c.s.get(Patient, a.patient_id), c.s.get(Doctor, a.doctor_id)
     prompt = c.say(f"{p.name} 환자가 {a.starts_at:%Y-%m-%d %H:%M} {d.name} 선생님 진료 예약을 취소하고 싶어 합니다. 처리해 주세요.",
-                   f"예약번호 {a.id}번 진료를 취소해 주세요.")
+                   f"예약번호 {a.id}번({p.name} 환자) 진료를 취소해 주세요.")
     return Draft("cancel-appointment", f"예약 {a.id} 취소", prompt,
                  [call("list_appointments", patient_id=p.id, status="booked"),
                   call("cancel_appointment", appointment_id=a.id)], "write")

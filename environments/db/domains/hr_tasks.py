@@ -72,38 +72,77 @@ def drop_shift(c: Ctx) -> Draft:
 
 
 def approve(c: Ctx) -> Draft:
-    lr = c.pick([x for x in c.s.scalars(select(LeaveRequest).where(LeaveRequest.status == "pending")
-                                        .order_by(LeaveRequest.id))
-                 if x.days <= c.s.get(Employee, x.employee_id).leave_balance])
-    e = c.s.get(Employee, lr.employee_id)
-    prompt = c.say(f"Approve {e.name}'s pending leave request starting {lr.start_date}.",
-                   f"{e.name} asked for {lr.days} days off from {lr.start_date}; approve it.")
-    return Draft("approve-leave", f"Approve leave for {e.name}", prompt,
-                 [call("list_leave_requests", employee_id=e.id, status="pending"),
-                  call("approve_leave", request_id=lr.id)], "write", difficulty="medium", tags=["multi-entity"])
+    # Two or three requests at once: a database has a dozen approvable requests whose ids (1 to
+    # ~26) every database shares, so one memorised `approve_leave` call fit many tasks (issue #38).
+    fits = [x for x in c.s.scalars(select(LeaveRequest).where(LeaveRequest.status == "pending")
+                                   .order_by(LeaveRequest.id))
+            if x.days <= c.s.get(Employee, x.employee_id).leave_balance]
+    k = c.pick([2, 3])
+    if len(fits) < k:
+        raise LookupError("too few approvable leave requests")
+    chosen = sorted(c.rng.sample(fits, k), key=lambda x: x.id)
+    who = [(c.s.get(Employee, lr.employee_id), lr) for lr in chosen]
+    listed = _and([f"{e.name} (starting {lr.start_date})" for e, lr in who])
+    prompt = c.say(f"Approve the pending leave requests of {listed}.",
+                   f"HR signed off on these leave requests; approve each one: {listed}.")
+    return Draft("approve-leave", f"Approve {k} leave requests", prompt,
+                 [a for e, lr in who for a in (call("list_leave_requests", employee_id=e.id, status="pending"),
+                                                call("approve_leave", request_id=lr.id))],
+                 "write", difficulty="medium", tags=["multi-entity"])
 
 
 def terminate(c: Ctx) -> Draft:
-    e = c.pick([x for x in _active(c) if any(s.starts_at.date() >= TODAY for s in c.s.scalars(
-        select(Shift).where(Shift.employee_id == x.id)))])
-    prompt = c.say(f"{e.name} has resigned effective today. Process the termination.",
-                   f"Terminate employee #{e.id} ({e.name}); today is their last day.")
-    return Draft("terminate", f"Terminate {e.name}", prompt, [call("terminate_employee", employee_id=e.id)], "write",
+    # The leaver's next shift goes to a colleague first: termination alone is one call on one of
+    # ~74 employees, the same ids on every database (issue #38); the hand-over is a drawn pair.
+    start = dt.datetime.combine(TODAY, dt.time(0))
+    upcoming = {x.id: sorted((s for s in c.s.scalars(select(Shift).where(Shift.employee_id == x.id))
+                              if s.starts_at >= start), key=lambda s: (s.starts_at, s.id)) for x in _active(c)}
+    e = c.pick([x for x in _active(c) if upcoming[x.id]])
+    sh = upcoming[e.id][0]
+    free = [x for x in _active(c) if x.id != e.id and x.department_id == e.department_id
+            and not any(t.starts_at < sh.ends_at and sh.starts_at < t.ends_at
+                        for t in c.s.scalars(select(Shift).where(Shift.employee_id == x.id)))]
+    other = c.pick(free)
+    when = f"{sh.starts_at:%Y-%m-%d} {sh.starts_at:%H:%M}-{sh.ends_at:%H:%M}"
+    prompt = c.say(f"{e.name} has resigned effective today. First give their next shift ({when}, {sh.role}) to "
+                   f"{other.name}, same times and role, then process the termination.",
+                   f"Terminate employee #{e.id} ({e.name}); today is their last day. {other.name} takes over their "
+                   f"{sh.role} shift of {when}: schedule it for them before the termination removes it.")
+    return Draft("terminate", f"Terminate {e.name}, shift to {other.name}", prompt,
+                 [call("list_shifts", employee_id=e.id),
+                  call("create_shift", employee_id=other.id, starts_at=f"{sh.starts_at:%Y-%m-%dT%H:%M}",
+                       ends_at=f"{sh.ends_at:%Y-%m-%dT%H:%M}", role=sh.role),
+                  call("terminate_employee", employee_id=e.id)], "write",
                  difficulty="medium", tags=["multi-entity"])
 
 
 def payroll_run(c: Ctx) -> Draft | None:
+    # The period is drawn over two years and only staff already hired by its end are paid: a
+    # department's staff list repeats across databases, so with the department alone a memorised
+    # call list fit one task in twenty (issue #38). Every database already has 2025-02's payslips.
     dept = c.pick(list(c.s.scalars(select(Department).order_by(Department.id))))
-    staff = [e for e in _active(c) if e.department_id == dept.id]
-    if len(staff) < 15:
+    year, month = c.pick([(y, m) for y in (2023, 2024, 2025) for m in range(1, 13)
+                          if (2023, 3) <= (y, m) <= (2025, 3) and (y, m) != (2025, 2)])
+    period = f"{year}-{month:02d}"
+    end = dt.date(year + month // 12, month % 12 + 1, 1) - dt.timedelta(days=1)
+    staff = [e for e in _active(c) if e.department_id == dept.id and e.hired_on <= end]
+    if len(staff) < 12:
         return None
-    prompt = c.say(f"Run March 2025 payroll for the {dept.name} department: issue a 2025-03 payslip to every active "
-                   "employee there.",
-                   f"Issue payslips for period 2025-03 to all active {dept.name} staff.")
-    return Draft("payroll-run", f"March payroll for {dept.name}", prompt,
+    unpaid = staff.pop(c.rng.randrange(len(staff)))  # named in the prompt: this database's own people
+    name = end.strftime("%B %Y")
+    prompt = c.say(f"The {name} payroll was never run for {dept.name}. Issue a {period} payslip to every active "
+                   f"employee of that department who was already on staff then (hired on or before {end}), except "
+                   f"{unpaid.name}, who was on unpaid leave that month.",
+                   f"Catch-up payroll for {period}: issue a payslip for that period to each active {dept.name} "
+                   f"employee hired by {end}; later hires get none, and neither does {unpaid.name} (unpaid leave).")
+    return Draft("payroll-run", f"{name} payroll for {dept.name}", prompt,
                  [call("search_employees", department_id=dept.id, status="active", limit=100)]
-                 + [call("issue_payslip", employee_id=e.id, period="2025-03") for e in staff], "write",
+                 + [call("issue_payslip", employee_id=e.id, period=period) for e in staff], "write",
                  difficulty="hard", tags=["long"])
+
+
+def _and(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def ask_dept_payroll(c: Ctx) -> Draft:

@@ -25,7 +25,7 @@ def _t(x: dt.datetime) -> str:
 def assign(c: Ctx) -> Draft:
     sh = c.pick([x for x in _ships(c, "created") if x.carrier_id is None])
     car = c.pick(_carriers(c))
-    prompt = c.say(f"Assign {car.name} to shipment {sh.tracking_no}.",
+    prompt = c.say(f"Assign {car.name} to shipment {sh.tracking_no} ({sh.recipient}).",
                    f"Shipment {sh.tracking_no} for {sh.recipient} still has no carrier; give it to {car.name}.")
     return Draft("assign-carrier", f"Carrier for {sh.tracking_no}", prompt,
                  [call("search_shipments", tracking_no=sh.tracking_no), call("list_carriers"),
@@ -36,7 +36,7 @@ def ship(c: Ctx) -> Draft:
     sh = c.pick([x for x in _ships(c, "created") if x.carrier_id is not None])
     at = NOW - dt.timedelta(hours=c.pick([1, 2, 3, 5]), minutes=c.pick([0, 15, 30]))
     prompt = c.say(f"Shipment {sh.tracking_no} left the warehouse at {at:%Y-%m-%d %H:%M}. Record it as shipped.",
-                   f"Mark {sh.tracking_no} shipped, departure time {at:%Y-%m-%d %H:%M}.")
+                   f"Mark {sh.tracking_no} (to {sh.recipient}) shipped, departure time {at:%Y-%m-%d %H:%M}.")
     return Draft("mark-shipped", f"Ship {sh.tracking_no}", prompt,
                  [call("search_shipments", tracking_no=sh.tracking_no),
                   call("mark_shipped", shipment_id=sh.id, shipped_at=_t(at))], "write", tags=["multi-entity"])
@@ -54,7 +54,7 @@ def deliver(c: Ctx) -> Draft:
 
 def cancel(c: Ctx) -> Draft:
     sh = c.pick(_ships(c, "created"))
-    prompt = c.say(f"The sender withdrew shipment {sh.tracking_no}; cancel it.",
+    prompt = c.say(f"The sender withdrew shipment {sh.tracking_no} to {sh.recipient}; cancel it.",
                    f"Cancel shipment {sh.tracking_no} to {sh.recipient} in {sh.destination_city}.")
     return Draft("cancel-shipment", f"Cancel {sh.tracking_no}", prompt,
                  [call("search_shipments", tracking_no=sh.tracking_no), call("cancel_shipment", shipment_id=sh.id)],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from environments.db.core import money
-from environments.db.domains.retail import CATEGORIES, Customer, Order, OrderItem, Product
+from environments.db.domains.retail import CATEGORIES, TIERS, Customer, Order, OrderItem, Product
 from environments.db.domains.retail_tools import paid_cents, refunded_cents
 from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
@@ -35,13 +35,28 @@ def update_email(c: Ctx) -> Draft:
 
 
 def change_tier(c: Ctx) -> Draft:
-    cust = c.pick([x for x in _customers(c) if x.tier != "platinum"])
-    tier = "platinum" if cust.tier == "gold" else c.pick(["gold", "platinum"])
-    who = _name(c, cust)
-    prompt = c.say(f"Move {who} to the {tier} loyalty tier.", f"Upgrade {who}'s loyalty tier to {tier}.",
-                   f"{who} qualifies for {tier} status now; update the tier.")
-    return Draft("change-tier", f"Change {cust.name}'s tier to {tier}", prompt,
-                 [call("update_customer", customer_id=cust.id, tier=tier)], "write")
+    # Any customer to either other tier, one or two at a time: upgrades alone of one customer drew
+    # from ~100 (customer, tier) pairs, the same ids on every database (issue #38).
+    people = _customers(c)
+    k = c.pick([1, 2])
+    if len(people) < k:
+        raise LookupError("too few customers")
+    moves = [(cust, c.pick([t for t in TIERS if t != cust.tier]))
+             for cust in sorted(c.rng.sample(people, k), key=lambda x: x.id)]
+    if k == 1:
+        (cust, tier), = moves
+        who = _name(c, cust)
+        up = TIERS.index(tier) > TIERS.index(cust.tier)
+        prompt = c.say(f"Move {who} to the {tier} loyalty tier.",
+                       f"{'Upgrade' if up else 'Downgrade'} {who}'s loyalty tier to {tier}.",
+                       f"{who} {'qualifies for' if up else 'no longer qualifies above'} {tier} status now; update the "
+                       "tier.")
+    else:
+        listed = " and ".join(f"{_name(c, cust)} to {tier}" for cust, tier in moves)
+        prompt = c.say(f"After the loyalty review, move {listed}.",
+                       f"Loyalty tiers to update: {listed}.")
+    return Draft("change-tier", "Change the tier of " + " and ".join(cust.name for cust, _ in moves), prompt,
+                 [call("update_customer", customer_id=cust.id, tier=tier) for cust, tier in moves], "write")
 
 
 def reprice(c: Ctx) -> Draft:
@@ -64,7 +79,7 @@ def refund_partial(c: Ctx) -> Draft:
     reason = c.pick(["damaged item", "late delivery", "missing part", "wrong colour"])
     cust = c.s.get(Customer, o.customer_id)
     prompt = c.say(f"Refund ${money(amount)} on order #{o.id} for {cust.name}; reason: {reason}.",
-                   f"Order {o.id} arrived with a problem ({reason}). Issue a ${money(amount)} refund.",
+                   f"Order {o.id} of {cust.name} arrived with a problem ({reason}). Issue a ${money(amount)} refund.",
                    f"{cust.name} is owed ${money(amount)} back on order {o.id} because of a {reason}. Process it.")
     return Draft("refund-order", f"Refund part of order {o.id}", prompt,
                  [call("get_order", order_id=o.id),
@@ -73,13 +88,26 @@ def refund_partial(c: Ctx) -> Draft:
 
 
 def cancel(c: Ctx) -> Draft:
-    o = c.pick(_orders(c, "pending", "paid"))
-    cust = c.s.get(Customer, o.customer_id)
-    prompt = c.say(f"{cust.name} changed their mind: cancel order #{o.id}.",
-                   f"Please cancel order {o.id} (placed by {cust.name} on {o.placed_on}).",
-                   f"Cancel order number {o.id}; the customer no longer wants it.")
-    return Draft("cancel-order", f"Cancel order {o.id}", prompt, [call("cancel_order", order_id=o.id)], "write",
-                 difficulty="medium", tags=["multi-entity"])
+    # One or two orders: a single `cancel_order` call is one of ~65 open order ids that every
+    # database shares, so a memorised call fit a few tasks in a hundred (issue #38).
+    open_orders, k = _orders(c, "pending", "paid"), c.pick([1, 2])
+    if len(open_orders) < k:
+        raise LookupError("too few open orders")
+    orders = sorted(c.rng.sample(open_orders, k), key=lambda o: o.id)
+    if len(orders) == 1:
+        o = orders[0]
+        cust = c.s.get(Customer, o.customer_id)
+        prompt = c.say(f"{cust.name} changed their mind: cancel order #{o.id}.",
+                       f"Please cancel order {o.id} (placed by {cust.name} on {o.placed_on}).",
+                       f"Cancel order number {o.id}; the customer no longer wants it.")
+    else:
+        listed = " and ".join(f"#{o.id} ({c.s.get(Customer, o.customer_id).name})" for o in orders)
+        prompt = c.say(f"Two customers changed their minds: cancel orders {listed}.",
+                       f"Please cancel orders {listed}; neither customer wants their order any more.")
+    return Draft("cancel-order", f"Cancel order{'s' if len(orders) > 1 else ''} "
+                 + ", ".join(str(o.id) for o in orders), prompt,
+                 [call("cancel_order", order_id=o.id) for o in orders], "write", difficulty="medium",
+                 tags=["multi-entity"])
 
 
 def place_order(c: Ctx) -> Draft:
@@ -114,14 +142,17 @@ def ship_customer_orders(c: Ctx) -> Draft:
 
 
 def restock_low(c: Ctx) -> Draft:
-    level = c.pick([50, 60, 75, 100])
-    low = [p for p in c.s.scalars(select(Product).order_by(Product.id)) if p.active and p.stock < 10]
-    prompt = c.say(f"Restock every active product that has fewer than 10 units in stock up to exactly {level} "
+    # The threshold and the level are both drawn: the low-stock products are much the same on every
+    # database, so with the level alone a memorised call list fit one task in a dozen (issue #38).
+    below = c.pick([6, 8, 10, 12, 15])
+    level = c.pick(list(range(40, 125, 5)))
+    low = [p for p in c.s.scalars(select(Product).order_by(Product.id)) if p.active and p.stock < below]
+    prompt = c.say(f"Restock every active product that has fewer than {below} units in stock up to exactly {level} "
                    "units. Leave discontinued products alone.",
-                   f"Inventory sweep: each active product below 10 units should be brought to {level} units in stock "
-                   "(inactive products stay as they are).")
-    return Draft("restock-low-stock", f"Restock low-stock products to {level}", prompt,
-                 [call("search_products", max_stock=9, active=True, limit=100)]
+                   f"Inventory sweep: each active product below {below} units should be brought to {level} units in "
+                   "stock (inactive products stay as they are).")
+    return Draft("restock-low-stock", f"Restock products under {below} units to {level}", prompt,
+                 [call("search_products", max_stock=below - 1, active=True, limit=100)]
                  + [call("update_product", product_id=p.id, stock=level) for p in low], "write",
                  difficulty="hard", tags=["long"])
 
