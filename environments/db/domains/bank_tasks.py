@@ -103,8 +103,9 @@ def report_fraud(c: Ctx) -> Draft:
 def card_limit(c: Ctx) -> Draft:
     card = c.pick(list(c.s.scalars(select(Card).where(Card.status == "active").order_by(Card.id))))
     new = c.pick([x for x in (150_000, 250_000, 400_000, 500_000) if x != card.daily_limit_cents])
+    holder = _owner(c, c.s.get(Account, card.account_id)).name
     prompt = c.say(f"Set the daily limit of the card ending in {card.last4} (card id {card.id}) to ${money(new)}.",
-                   f"Change card #{card.id}'s daily spending limit to ${money(new)} (cardholder {_owner(c, c.s.get(Account, card.account_id)).name}).")
+                   f"Change card #{card.id}'s daily spending limit to ${money(new)} (cardholder {holder}).")
     return Draft("card-limit", f"Card {card.id} limit", prompt,
                  [call("set_card_limit", card_id=card.id, daily_limit=new / 100)], "write")
 

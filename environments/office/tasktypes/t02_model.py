@@ -55,15 +55,16 @@ def t02_model(c: Ctx) -> Built:
     prompt = c.t(
         f"`model.xlsx` has an `Inputs` sheet: a header in row {head}, items in A{first}:A{last}, quantities in column "
         f"{qcol}, unit costs in column {ucol}, and the {c.amount().lower()} uplift rate in {rate_cell}. Add a sheet "
-        f"`Model` with headers Item (A1) and Cost (B1); for each input row, in order (Inputs rows {first}..{last} go to "
-        f"Model rows 2..{n + 1}), put in column A the item and in column B its cost = quantity × unit cost × "
+        f"`Model` with headers Item (A1) and Cost (B1); for each input row, in order (Inputs rows {first}..{last} go "
+        f"to Model rows 2..{n + 1}), put in column A the item and in column B its cost = quantity × unit cost × "
         f"(1 + rate), as live formulas that reference the Inputs sheet (no typed-in numbers). In A{n + 2} write Total "
         f"and in B{n + 2} a SUM formula of the costs. Leave the Inputs sheet unchanged.",
-        f"`model.xlsx`의 `Inputs` 시트에는 {head}행에 머리글, A{first}:A{last}에 항목, {qcol}열에 수량, {ucol}열에 단가, "
-        f"{rate_cell}에 {c.amount()} 가산율이 있습니다. `Model` 시트를 추가하고 A1에 Item, B1에 Cost 머리글을 넣으십시오. "
-        f"입력 행을 순서대로(Inputs {first}..{last}행을 Model 2..{n + 1}행에) A열에는 항목, B열에는 비용 = 수량 × 단가 × "
-        f"(1 + 가산율)을 Inputs 시트를 참조하는 수식으로 넣으십시오(숫자 직접 입력 금지). A{n + 2}에 Total, B{n + 2}에 "
-        f"비용의 SUM 수식을 넣으십시오. Inputs 시트는 변경하지 마십시오.")
+        f"`model.xlsx`의 `Inputs` 시트에는 {head}행에 머리글, A{first}:A{last}에 항목, {qcol}열에 수량, "
+        f"{ucol}열에 단가, {rate_cell}에 {c.amount()} 가산율이 있습니다. `Model` 시트를 추가하고 A1에 Item, "
+        f"B1에 Cost 머리글을 넣으십시오. 입력 행을 순서대로(Inputs {first}..{last}행을 Model 2..{n + 1}행에) "
+        f"A열에는 항목, B열에는 비용 = 수량 × 단가 × (1 + 가산율)을 Inputs 시트를 참조하는 수식으로 "
+        f"넣으십시오(숫자 직접 입력 금지). A{n + 2}에 Total, B{n + 2}에 비용의 SUM 수식을 넣으십시오. "
+        f"Inputs 시트는 변경하지 마십시오.")
     return Built(
         title=c.t(f"Cost model with live formulas ({c.ind.name})", f"수식 기반 원가 모델 ({c.ind.name_ko})"),
         prompt=prompt,
