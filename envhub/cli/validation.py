@@ -58,6 +58,9 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
              by_template: bool = typer.Option(False, "--by-template",
                                               help="With --baselines: per generator template, adding each "
                                                    "template's constant answers and a sibling's answer."),
+             siblings: int = typer.Option(3, min=1,
+                                          help="With --by-template: siblings whose answer and whole oracle each "
+                                               "task is played with (more: a finer estimate of a rare hit)."),
              as_json: JsonOpt = False, report: Path = typer.Option(None, help="Write the JSON report here.")) -> None:
     """Validate tasks: static, oracle, null, determinism, mutants, exploits, family checks."""
     from envhub.tasks.catalog import Catalog
@@ -72,7 +75,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if baselines:
         if sample:
             tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
-        _baselines(settings, tasks, as_json, report, set(known_over), by_template)
+        _baselines(settings, tasks, as_json, report, set(known_over), by_template, siblings)
         return
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if validation_status(t) == "validated"]
@@ -157,7 +160,7 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
 
 
 def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str],
-               by_template: bool = False) -> None:
+               by_template: bool = False, siblings: int = 3) -> None:
     """`validate --baselines`: every constant policy on every task, mean reward per policy and family
     (`--by-template`: per generator template, with each template's constant answers and siblings')."""
     from envhub.validate import baselines as bl
@@ -184,7 +187,7 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
                 actions = actions_of(task)
                 answer = bl.submitted(actions) if actions is not None else None
                 return answer if answer is not None else bl.written(task)
-            plays += bl.template_policies(tasks, answer_of, actions_of=actions_of)
+            plays += bl.template_policies(tasks, answer_of, siblings=siblings, actions_of=actions_of)
             learned_from.update(bl.sources(tasks, answer_of))
         outcomes = []
         try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 
 from environments.db.core import money
-from environments.db.domains.bank import Account, Card, Customer, Loan, Transaction
+from environments.db.domains.bank import MAX_CARD_LIMIT, Account, Card, Customer, Loan, Transaction
 from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
 
 
@@ -102,7 +102,8 @@ def report_fraud(c: Ctx) -> Draft:
 
 def card_limit(c: Ctx) -> Draft:
     card = c.pick(list(c.s.scalars(select(Card).where(Card.status == "active").order_by(Card.id))))
-    new = c.pick([x for x in (150_000, 250_000, 400_000, 500_000) if x != card.daily_limit_cents])
+    # Any of 46 limits up to the cap ($500 to $5,000): with four, a memorised call fit one task in 200.
+    new = c.pick([x for x in range(50_000, MAX_CARD_LIMIT + 1, 10_000) if x != card.daily_limit_cents])
     holder = _owner(c, c.s.get(Account, card.account_id)).name
     prompt = c.say(f"Set the daily limit of the card ending in {card.last4} (card id {card.id}) to ${money(new)}.",
                    f"Change card #{card.id}'s daily spending limit to ${money(new)} (cardholder {holder}).")
