@@ -48,7 +48,8 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
                                          help="Skip tasks whose record is fresh (each record is written as its "
                                               "task finishes, so an interrupted run goes on where it stopped)."),
              jobs: int = typer.Option(min(2, os.cpu_count() or 1), min=1,
-                                      help="Tasks validated at once (default: 2, or 1 on a one-core machine)."),
+                                      help="Tasks validated (with --baselines: episodes played) at once (default: 2, "
+                                           "or 1 on a one-core machine)."),
              baselines: bool = typer.Option(False, "--baselines",
                                             help="Only run the constant-policy baselines (mean reward per policy "
                                                  "and family; each must be at most 0.02)."),
@@ -75,7 +76,7 @@ def validate(task_ids: Annotated[list[str], typer.Argument(help="Tasks to valida
     if baselines:
         if sample:
             tasks = random.Random(seed).sample(tasks, min(sample, len(tasks)))
-        _baselines(settings, tasks, as_json, report, set(known_over), by_template, siblings)
+        _baselines(settings, tasks, as_json, report, set(known_over), by_template, siblings, jobs)
         return
     if sample:  # re-check that records tell the truth: draw from the tasks recorded as validated
         recorded = [t for t in tasks if validation_status(t) == "validated"]
@@ -160,7 +161,7 @@ def _check_records(catalog: Any, tasks: list, as_json: bool) -> None:
 
 
 def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | None, known_over: set[str],
-               by_template: bool = False, siblings: int = 3) -> None:
+               by_template: bool = False, siblings: int = 3, jobs: int = 1) -> None:
     """`validate --baselines`: every constant policy on every task, mean reward per policy and family
     (`--by-template`: per generator template, with each template's constant answers and siblings')."""
     from envhub.validate import baselines as bl
@@ -189,20 +190,23 @@ def _baselines(settings: Settings, tasks: list, as_json: bool, report: Path | No
                 return answer if answer is not None else bl.written(task)
             plays += bl.template_policies(tasks, answer_of, siblings=siblings, actions_of=actions_of)
             learned_from.update(bl.sources(tasks, answer_of))
-        outcomes = []
+        done: list[Any] = [None] * len(plays)  # in the plays' order, whatever order they finish in
+        gate = asyncio.Semaphore(jobs)
         try:
             with progress_bar(quiet=as_json) as progress:
                 bar = progress.add_task("baselines", total=len(plays))
-                for task, name, policy in plays:
-                    progress.update(bar, description=f"{task.id} {name}")
-                    o = await bl.run_policy(hub.manager, task, name, policy)
+
+                async def play(i: int, task: Any, name: str, policy: Any) -> None:
+                    async with gate:
+                        progress.update(bar, description=f"{task.id} {name}")
+                        done[i] = o = await bl.run_policy(hub.manager, task, name, policy)
                     progress.advance(bar)
                     if o is not None:
-                        outcomes.append(o)
                         log_line(progress, as_json, f"{task.id} {name}: reward {o.reward:g} {o.failure_class}")
+                await asyncio.gather(*(play(i, *p) for i, p in enumerate(plays)))
         finally:
             await hub.stop()
-        return outcomes
+        return [o for o in done if o is not None]
 
     outcomes = asyncio.run(run())
     rows = bl.by_template(outcomes, learned_from) if by_template else bl.summarize(outcomes)
