@@ -17,6 +17,11 @@ def call(tool: str, **arguments: Any) -> dict[str, Any]:
     return {"tool": tool, "arguments": arguments}
 
 
+def listed(parts: Sequence[str]) -> str:
+    """Names as a prompt lists them: "A", "A and B", "A, B and C"."""
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
 @dataclass
 class Draft:
     slug: str

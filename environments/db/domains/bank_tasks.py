@@ -6,7 +6,7 @@ from sqlalchemy import select
 
 from environments.db.core import money
 from environments.db.domains.bank import MAX_CARD_LIMIT, Account, Card, Customer, Loan, Transaction
-from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
+from environments.db.intents import Ctx, Draft, call, grounds, items, listed, refuse, scalar
 
 
 def _accounts(c: Ctx, status: str = "open", kind: str | None = None) -> list[Account]:
@@ -85,7 +85,7 @@ def report_fraud(c: Ctx) -> Draft:
     if len(flagged) < k:
         raise LookupError("too few accounts with active cards")
     accounts = sorted(c.rng.sample(flagged, k), key=lambda a: a.id)
-    numbers = ", ".join(a.number for a in accounts[:-1]) + f" and {accounts[-1].number}"
+    numbers = listed([a.number for a in accounts])
     owners = "; ".join(f"{a.number} ({_owner(c, a).name})" for a in accounts)
     prompt = c.say(f"The fraud team traced one skimming device to accounts {numbers}. Freeze each account and block "
                    "every active card on it.",
@@ -119,7 +119,7 @@ def unfreeze(c: Ctx) -> Draft:
     if len(frozen) < k:
         raise LookupError("too few frozen accounts")
     accounts = sorted(c.rng.sample(frozen, k), key=lambda a: a.id)
-    numbers = ", ".join(a.number for a in accounts[:-1]) + f" and {accounts[-1].number}"
+    numbers = listed([a.number for a in accounts])
     owners = ", ".join(f"{a.number} ({_owner(c, a).name})" for a in accounts)
     prompt = c.say(f"The investigation on accounts {numbers} is over; unfreeze them.",
                    f"Reactivate these frozen accounts: {owners}.")

@@ -8,7 +8,7 @@ from sqlalchemy import select
 
 from environments.db.core import money
 from environments.db.domains.hr import TODAY, Department, Employee, LeaveRequest, Shift
-from environments.db.intents import Ctx, Draft, call, grounds, items, refuse, scalar
+from environments.db.intents import Ctx, Draft, call, grounds, items, listed, refuse, scalar
 
 
 def _active(c: Ctx) -> list[Employee]:
@@ -77,8 +77,8 @@ def drop_shift(c: Ctx) -> Draft:
                        f"{e.name} can't make the {sh.starts_at:%Y-%m-%d} shift starting at {sh.starts_at:%H:%M}; "
                        "remove it from the schedule.")
     else:
-        listed = _and([f"{e.name}'s shift starting {sh.starts_at:%Y-%m-%d %H:%M}" for e, sh in who])
-        prompt = c.say(f"Cancel {listed}.", f"Two people called off; remove from the schedule {listed}.")
+        names = listed([f"{e.name}'s shift starting {sh.starts_at:%Y-%m-%d %H:%M}" for e, sh in who])
+        prompt = c.say(f"Cancel {names}.", f"Two people called off; remove from the schedule {names}.")
     return Draft("cancel-shift", "Cancel " + " and ".join(f"a shift of {e.name}" for e, _ in who), prompt,
                  [a for e, sh in who for a in (call("list_shifts", employee_id=e.id),
                                                 call("delete_shift", shift_id=sh.id))], "write")
@@ -95,9 +95,9 @@ def approve(c: Ctx) -> Draft:
         raise LookupError("too few approvable leave requests")
     chosen = sorted(c.rng.sample(fits, k), key=lambda x: x.id)
     who = [(c.s.get(Employee, lr.employee_id), lr) for lr in chosen]
-    listed = _and([f"{e.name} (starting {lr.start_date})" for e, lr in who])
-    prompt = c.say(f"Approve the pending leave requests of {listed}.",
-                   f"HR signed off on these leave requests; approve each one: {listed}.")
+    names = listed([f"{e.name} (starting {lr.start_date})" for e, lr in who])
+    prompt = c.say(f"Approve the pending leave requests of {names}.",
+                   f"HR signed off on these leave requests; approve each one: {names}.")
     return Draft("approve-leave", f"Approve {k} leave requests", prompt,
                  [a for e, lr in who for a in (call("list_leave_requests", employee_id=e.id, status="pending"),
                                                 call("approve_leave", request_id=lr.id))],
@@ -108,11 +108,12 @@ def terminate(c: Ctx) -> Draft:
     # The leaver's next shift goes to a colleague first: termination alone is one call on one of
     # ~74 employees, the same ids on every database (issue #38); the hand-over is a drawn pair.
     start = dt.datetime.combine(TODAY, dt.time(0))
+    active = _active(c)
     upcoming = {x.id: sorted((s for s in c.s.scalars(select(Shift).where(Shift.employee_id == x.id))
-                              if s.starts_at >= start), key=lambda s: (s.starts_at, s.id)) for x in _active(c)}
-    e = c.pick([x for x in _active(c) if upcoming[x.id]])
+                              if s.starts_at >= start), key=lambda s: (s.starts_at, s.id)) for x in active}
+    e = c.pick([x for x in active if upcoming[x.id]])
     sh = upcoming[e.id][0]
-    free = [x for x in _active(c) if x.id != e.id and x.department_id == e.department_id
+    free = [x for x in active if x.id != e.id and x.department_id == e.department_id
             and not any(t.starts_at < sh.ends_at and sh.starts_at < t.ends_at
                         for t in c.s.scalars(select(Shift).where(Shift.employee_id == x.id)))]
     other = c.pick(free)
@@ -152,10 +153,6 @@ def payroll_run(c: Ctx) -> Draft | None:
                  [call("search_employees", department_id=dept.id, status="active", limit=100)]
                  + [call("issue_payslip", employee_id=e.id, period=period) for e in staff], "write",
                  difficulty="hard", tags=["long"])
-
-
-def _and(parts: list[str]) -> str:
-    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
 def ask_dept_payroll(c: Ctx) -> Draft:
