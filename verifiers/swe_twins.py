@@ -451,8 +451,8 @@ def hide(repo: Path, language: str, test_ids: list[str], protected: Callable[[st
     protected) every test defined under the name of one of `test_ids`: the agent must not read the
     tests that judge it (a fix written to the visible test's inputs, or code aimed at its source,
     passes it and fails nothing else); grading restores the test files from `protected.tar`.
-    A Python class left empty keeps a `pass`. The ids whose definition was not found (empty: all
-    hidden)."""
+    A Python class left empty keeps a `pass`; a test found by no name goes with the test file its
+    id names. The ids neither found nor in a named file (empty: all hidden)."""
     style = STYLES.get(language)
     if style is None:
         return list(test_ids)
@@ -485,7 +485,22 @@ def hide(repo: Path, language: str, test_ids: list[str], protected: Callable[[st
         if language == "go":
             new = _drop_unused_go_imports(new)
         _replace_file(path, new)
+    # A test named at run time (`it "is aliased as #{name}"` in a loop, shared examples, a TAP line a
+    # helper prints) has no definition to find by name. Where its report id names its file, the
+    # whole file goes: grading restores it, and the gate proves the agent's suite still runs.
+    by_rel = {p.relative_to(repo).as_posix(): p for p in files}
+    for t in test_ids:
+        if t not in found and (path := by_rel.get(_file_named(t))) is not None:
+            path.unlink(missing_ok=True)
+            found.add(t)
     return [t for t in test_ids if t not in found]
+
+
+def _file_named(test_id: str) -> str:
+    """The repository-relative file a report id names before its `::` (RSpec's `./spec/x_spec.rb::`,
+    TAP's `t/x.t::`, pytest's `tests/test_x.py::`); empty if it names none."""
+    head, sep, _ = test_id.partition("::")
+    return head.removeprefix("./") if sep else ""
 
 
 _GO_IMPORT_BLOCK = re.compile(r"^import[ \t]*\((?P<specs>[^)]*)\)", re.M)

@@ -560,3 +560,33 @@ def test_of_a_mixins_test_and_its_override_the_one_in_the_class_the_id_names_is_
     assert text[block.start:block.end].strip().endswith("== 2")
     block, text = swe_twins.find(tmp_path, "python", "tests.test_cached.ListTest#test_info")
     assert text[block.start:block.end].strip().endswith("== 1")  # the mixin's: the first of the name
+
+
+def test_hide_takes_the_file_a_report_id_names_when_no_definition_has_the_tests_name(tmp_path: Path):
+    """RSpec's `it "is aliased as #{name}"` in a loop and a TAP line a helper prints have no
+    definition named like the report's id: the test file the id names goes whole. An id naming no
+    file, or a file that is not a test file, stays unseen (the task is refused)."""
+    spec = tmp_path / "spec"
+    spec.mkdir()
+    (spec / "alias_spec.rb").write_text(textwrap.dedent('''\
+        describe '#key?' do
+          %w[include? member?].each do |key_alias|
+            it "is aliased as #{key_alias}" do
+              expect(h.send(key_alias.to_sym, :foo)).to be(true)
+            end
+          end
+        end
+        '''))
+    (spec / "other_spec.rb").write_text("describe 'x' do\n  it 'stays' do\n    expect(1).to eq(1)\n  end\nend\n")
+    (tmp_path / "lib.rb").write_text("# not a test file\n")
+    unseen = swe_twins.hide(tmp_path, "ruby", ["./spec/alias_spec.rb::#key? is aliased as member?",
+                                               "#key? is aliased as include?", "./lib.rb::x"])
+    assert unseen == ["#key? is aliased as include?", "./lib.rb::x"]
+    assert not (spec / "alias_spec.rb").exists()
+    assert (spec / "other_spec.rb").exists() and (tmp_path / "lib.rb").exists()
+
+    t = tmp_path / "t"
+    t.mkdir()
+    (t / "load.t").write_text("use Test::More;\ncheck_all($_) for @cases;\ndone_testing;\n")
+    assert swe_twins.hide(tmp_path, "perl", ["t/load.t::loads case 3"]) == []
+    assert not (t / "load.t").exists()
