@@ -33,7 +33,7 @@ RANKS = 3
 TOGETHER = 4
 
 
-def _literals(repo: Path, language: str, tests: list[str]
+def literals_of(repo: Path, language: str, tests: list[str]
               ) -> tuple[dict[str, list[swe_twins.Literal]], dict[str, list[int]]]:
     """Each found test's candidate literals, read once as `swe_twins.plant` reads them; and which
     of them to try, best first: the body's, then those of its own pytest case (the values its id
@@ -81,7 +81,7 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             p2p_twinned = sorted(random.Random(task.id).sample(p2p, max_p2p))
         else:
             p2p_twinned = p2p
-        literals, tried = _literals(view, cfg.language, f2p + p2p_twinned)
+        literals, tried = literals_of(view, cfg.language, f2p + p2p_twinned)
         Copy = swe_twins.Copy
         copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log, f2p + p2p)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}

@@ -422,6 +422,26 @@ def test_twins_that_would_catch_a_forger_only_by_luck_are_refused(manifests, dat
     assert unpinned(task, data_dir) == [f"none of the {len(f2p)} FAIL_TO_PASS tests has a twin"]
 
 
+def test_a_bug_whose_failing_tests_cannot_be_hidden_or_twinned_is_dropped_after_one_run(manifests, data_dir, tmp_path):
+    """The screen after a bug's first run: a FAIL_TO_PASS test that no name or file locates cannot
+    leave the checkout ("no-base"), and tests with no literal a twin could change pin no forger
+    ("unpinned"); either way the candidate goes before its stability runs, task folder and twins."""
+    require_toolchain("python")
+    from environments.swe.factory.synth import Synthesiser
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    synth = Synthesiser(pkg, tasks_root=tmp_path / "tasks", data_dir=data_dir, seed=3, runs=2)
+    synth.prepare()
+    with (synth.clean / "tests" / "test_minilib.py").open("a") as f:
+        f.write("\n\nTABLE = [([1, 2], 1)]\n\n\ndef test_span_table():\n    for xs, want in TABLE:\n"
+                "        assert span(xs) == want\n")
+    assert synth.screen(["tests.test_minilib#test_span", "tests.test_minilib#test_span_table"]) is None
+    assert synth.screen(["tests.test_minilib#test_span_table"]) == "unpinned"
+    assert synth.screen(["tests.test_minilib#test_span", "tests.test_minilib#test_made_at_run_time"]) == "no-base"
+    assert "def test_span_table" in (synth.clean / "tests" / "test_minilib.py").read_text()  # a copy was cut
+
+
 def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp_path):
     """Patches are read as text when applied (`verifiers.swe.apply_patch`), which drops the CRs of
     a CRLF file's hunks: its gold patch could never apply, so such a file gets no candidates."""

@@ -279,6 +279,8 @@ class Synthesiser:
                 return "survived", [], None
             if len(f2p) > MAX_F2P_SHARE * len(self.passing):
                 return "too-many", [], None
+            if why := self.screen(f2p):
+                return why, [], None
             for _ in range(self.runs - 1):
                 again = self.run(state)
                 if again.problem() or sorted(t for t in self.passing if again.statuses.get(t) != PASSED) != f2p:
@@ -286,6 +288,39 @@ class Synthesiser:
             return "kept", f2p, first
         finally:
             shutil.rmtree(state, ignore_errors=True)
+
+    def screen(self, f2p: list[str]) -> str | None:
+        """Why a bug failing `f2p` cannot become a task, told from the source alone, before its
+        stability runs, task folder, base and twins cost anything: "no-base" when a FAIL_TO_PASS
+        test cannot be hidden from the checkout (`swe_twins.hide` on a scratch copy of the tests),
+        "unpinned" when none has a definition with a literal a twin could change (qualifying
+        twins may still find none; this only skips the candidates that surely have none)."""
+        from verifiers import swe_twins
+
+        scratch = self.work / f"s-{time.monotonic_ns()}"
+        try:
+            for rel in self._test_paths():
+                (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(self.clean / rel, scratch / rel)
+            if swe_twins.hide(scratch, self.pkg.language, f2p, lambda rel: is_protected(rel, self.pkg.protected_paths)):
+                return "no-base"
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        if self.pkg.language not in swe_twins.STYLES:
+            return "unpinned"
+        from environments.swe.twins import literals_of
+
+        _, tried = literals_of(self.clean, self.pkg.language, f2p)
+        return None if any(tried.values()) else "unpinned"
+
+    def _test_paths(self) -> list[str]:
+        """The clean tree's files that `hide` may edit: the protected ones (the tests and what
+        defines them), kept once."""
+        if not hasattr(self, "_tests"):
+            self._tests = [p.relative_to(self.clean).as_posix() for p in sorted(self.clean.rglob("*"))
+                           if p.is_file() and not p.is_symlink()
+                           and is_protected(p.relative_to(self.clean).as_posix(), self.pkg.protected_paths)]
+        return self._tests
 
     # -- the task folder --------------------------------------------------------------------------
     def _gold(self, mutations: list[Mutation], dest: Path) -> None:
