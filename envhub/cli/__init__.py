@@ -8,6 +8,7 @@ imports this package.
     runs.py        runs, runs show
     calibrate.py   calibrate (pass@k of a policy per task)
     validation.py  validate
+    new.py         new-family (a family scaffolded in the layout every family follows)
     families.py    each family's own commands (`envhub <family> ...`) and their old names, on first need
     (envhub/ray/cli.py: `envhub ray ...`, the pool on Ray, lives with the Ray code)
 """
@@ -18,7 +19,7 @@ import click
 import typer
 
 # Each module registers its commands, in the order `envhub --help` lists them (families follow).
-from envhub.cli import server, tasks, episodes, runs, calibrate, validation  # noqa: F401, I001
+from envhub.cli import server, tasks, episodes, runs, calibrate, validation, new  # noqa: F401, I001
 from envhub.cli._shared import app, console
 from envhub.ray.cli import app as ray_app
 

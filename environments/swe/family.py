@@ -1,7 +1,7 @@
 """The swe family as registered: the judged family plus what only serving needs, namely which of
 its tasks this machine's toolchains can run.
 
-It lives apart from `environments/swe/__init__.py` because that file keys the family's validation
+It lives apart from `env.py` because that file keys the family's validation
 records (`SweFamily.judged_by`); availability says nothing about a verdict.
 """
 
@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from envhub.spec import MissingRequirement
-from environments import swe
-from environments.swe import toolchains
+from environments.swe import env, toolchains
 
 if TYPE_CHECKING:
     import typer
@@ -33,7 +32,10 @@ def _missing_source(task: Task, data_dir: Path | None) -> MissingRequirement | N
     return MissingRequirement(reason=f"the source of {src.id} is not fetched", fix=source.fetch_command(src))
 
 
-class SweFamily(swe.SweFamily):
+SweEnvironment = env.SweEnvironment
+
+
+class SweFamily(env.SweFamily):
     facet_labels = {"language": "language", "package": "package"}  # package: a factory task's source
     timing_facet = "language"
 

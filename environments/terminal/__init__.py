@@ -1,5 +1,5 @@
 """The terminal family: real shell work in a sandboxed workspace."""
 
-from environments.terminal.env import TerminalEnvironment, TerminalFamily
+from environments.terminal.family import TerminalEnvironment, TerminalFamily
 
 __all__ = ["TerminalEnvironment", "TerminalFamily"]

@@ -1,22 +1,18 @@
 """The terminal family: real shell work in a sandboxed workspace.
 
-The family (its oracle and mutators) is what judges a task, with the workspace the shell base
-exports (`envhub.shell_env`); the tools the agent works with are in `tools.py`.
+The judged family (its oracle and mutators) is what judges a task, with the workspace the shell base
+exports (`envhub.shell_env`); the tools the agent works with are in `tools.py`, the commands in
+`family.py`'s registered family.
 The oracle is `solution/solve.sh`, run as one `bash` call.
 """
 
 from __future__ import annotations
-
-from typing import TYPE_CHECKING
 
 from envhub.env import EnvContext, Family, Mutator
 from envhub.errors import AgentError
 from envhub.spec import ToolCall, ToolSpec
 from envhub.tasks.model import Task
 from environments.terminal.tools import TOOLS, TerminalEnvironment
-
-if TYPE_CHECKING:
-    import typer
 
 
 class TerminalFamily(Family):
@@ -26,14 +22,7 @@ class TerminalFamily(Family):
     # The oracle (here) and the mutators judge a task; the tools (tools.py) only serve the agent and
     # CI's oracle smoke over HTTP guards them; the Harbor importer (harbor.py, dockerfile.py) only
     # writes tasks, whose files are keyed themselves.
-    judged_by = ("__init__.py", "env.py", "mutators.py")
-    cli_aliases = {"import harbor": "import"}
-
-    @classmethod
-    def cli(cls) -> typer.Typer:
-        from environments.terminal.cli import app
-
-        return app
+    judged_by = ("env.py", "mutators.py")
 
     def make(self, ctx: EnvContext) -> TerminalEnvironment:
         return TerminalEnvironment(ctx)

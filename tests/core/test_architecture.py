@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
      "envhub.client"),
     ("envhub.sandbox", "envhub.tasks"),
     ("envhub.verify",),
-    ("envhub.env", "envhub.families", "envhub.shell_env"),
+    ("envhub.env", "envhub.families", "envhub.shell_env", "envhub.scaffold"),
     ("envhub.store", "envhub.records"),
     ("envhub.registry",),
     ("envhub.web",),  # pages over the registry: they import no server
@@ -203,3 +203,48 @@ def test_no_isinstance_on_a_sandbox_backend_outside_the_sandbox_package() -> Non
     check = "isinstance(backend, (LocalBackend, DockerBackend))"
     modules["envhub.verify.runner"] = (source + f"\nx = {check}\n", is_package)
     assert [f.split(": ", 1)[1] for f in backend_checks(modules)] == [check]
+
+
+# --- a family's folder --------------------------------------------------------------------------
+
+def _layout_problems(name: str, entry_point: str, folder: Path) -> list[str]:
+    """How the family `name` strays from the layout every family follows (docs/architecture.md,
+    "A family's folder"; `envhub new-family` writes it): the entry point registers `family.py`'s
+    class, which subclasses the judged family of `env.py`; `judged_by` starts with `env.py` and lists
+    neither `__init__.py`, `family.py` nor `cli.py`, which say nothing about a verdict."""
+    from envhub.env import Family
+
+    problems = []
+    module, _, cls_name = entry_point.partition(":")
+    if module != f"environments.{name}.family":
+        problems.append(f"entry point {entry_point} is not environments.{name}.family:<Class>")
+    for file in ("__init__.py", "env.py", "family.py"):
+        if not (folder / file).is_file():
+            problems.append(f"no {file}")
+    if problems:
+        return problems
+    import importlib
+
+    registered = getattr(importlib.import_module(module), cls_name)
+    judged = [c for c in registered.__mro__[1:] if isinstance(c, type) and issubclass(c, Family)
+              and c.__module__ == f"environments.{name}.env"]
+    if not judged:
+        problems.append(f"{cls_name} does not subclass a family of environments/{name}/env.py")
+    if not registered.judged_by or registered.judged_by[0] != "env.py":
+        problems.append(f"judged_by {registered.judged_by} does not start with env.py")
+    problems += [f"judged_by lists {f}" for f in ("__init__.py", "family.py", "cli.py") if f in registered.judged_by]
+    return problems
+
+
+def test_every_family_follows_one_layout() -> None:
+    from envhub import families
+
+    found = {name: _layout_problems(name, ep, REPO_ROOT / "environments" / name)
+             for name, ep in families.available().items()}
+    assert {name: p for name, p in found.items() if p} == {}
+
+
+def test_a_family_that_strays_from_the_layout_is_caught(tmp_path: Path) -> None:
+    assert _layout_problems("echo", "environments.echo:EchoFamily", tmp_path) == [
+        "entry point environments.echo:EchoFamily is not environments.echo.family:<Class>",
+        "no __init__.py", "no env.py", "no family.py"]

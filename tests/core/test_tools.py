@@ -24,9 +24,9 @@ EXTRA_RULES = ("Unicode", "NUL", "must lie between", "not a calendar", "decimal 
 
 def all_tools() -> list[Tool]:
     from environments.db import domains
-    from environments.echo import TOOLS as ECHO
+    from environments.echo.env import TOOLS as ECHO
     from environments.office.tools import TOOLS as OFFICE
-    from environments.swe.env import DECLARED as SWE
+    from environments.swe.tools import DECLARED as SWE
     from environments.terminal.env import TOOLS as TERMINAL
 
     db = {t.name: t for d in domains.domains().values() for t in d.tools}

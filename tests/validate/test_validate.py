@@ -89,10 +89,15 @@ def test_a_record_is_keyed_by_the_files_a_family_declares_as_judging():
     task = Catalog(REPO_TASKS).for_family("swe")[0]
     parts = {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(task)}
     assert "environments/swe/controls.py" in parts and "environments/swe/validate.py" in parts
-    assert "environments/swe/env.py" not in parts
+    assert "environments/swe/tools.py" not in parts
     # A family that declares nothing is judged by its whole package.
-    echo_task = Catalog(REPO_TASKS).for_family("echo")[0]  # echo declares nothing: its whole package judges
-    assert "environments/echo" in {p.relative_to(REPO_TASKS.parent).as_posix() for p in judge_parts(echo_task)}
+    from envhub.env import Family
+
+    class Undeclared(Family):
+        name, description = "undeclared", ""
+        make = tool_specs = None  # type: ignore[assignment]
+
+    assert Undeclared.judge_files() == [Path(__file__).resolve().parent]
 
 
 def test_the_runtime_keys_a_record_by_its_verdict_not_by_how_a_verify_is_carried_out():
