@@ -98,7 +98,8 @@ STYLES: dict[str, Style] = {
     "lua": Style(r"(.*/)?[^/]*_spec\.lua",
                  r"^(?P<indent>[ \t]*)it\s*\(\s*(?P<q>['\"])(?P<name>(?:(?!(?P=q)).)*)(?P=q)\s*,\s*function", "end",
                  comment=("--",), same_line=True),
-    "php": Style(r"(.*/)?[^/]*Test\.php", r"^(?P<indent>[ \t]*)public function (?P<name>test\w+)\s*\(\s*\)",
+    # PHP methods are public unless they say otherwise: `function testX()` runs as PHPUnit's test too
+    "php": Style(r"(.*/)?[^/]*Test\.php", r"^(?P<indent>[ \t]*)(?:public[ \t]+)?function (?P<name>test\w+)\s*\(\s*\)",
                  "brackets", name="camel", prefix="test", attrs=r"[ \t]*(#\[|/\*\*|\*)", comment=("//", "#")),
     "java": Style(r"(.*/)?src/test/java/.*Test\.java",
                   r"^(?P<indent>[ \t]*)(?:public\s+|protected\s+)?void (?P<name>\w+)\s*\(\s*\)", "brackets",
@@ -420,7 +421,7 @@ def _test_files(repo: Path, style: Style) -> list[Path]:
 #: checked against their `// Output:` comment) are tests of the suite too.
 _HIDE_HEADERS = {"go": r"^(?P<indent>)func (?P<name>(?:Test|Example)\w*)\s*\(",
                  # a PHPUnit test fed by a data provider takes the provider's arguments
-                 "php": r"^(?P<indent>[ \t]*)public function (?P<name>test\w+)\s*\("}
+                 "php": r"^(?P<indent>[ \t]*)(?:public[ \t]+)?function (?P<name>test\w+)\s*\("}
 #: Files that may define tests beyond the styles' test files, when the task's protected paths hold
 #: them: Python test classes often inherit their tests from a mixin in `tests/__init__.py`.
 _HIDE_FILES = {"python": r".*\.py"}

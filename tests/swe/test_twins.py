@@ -590,3 +590,35 @@ def test_hide_takes_the_file_a_report_id_names_when_no_definition_has_the_tests_
     (t / "load.t").write_text("use Test::More;\ncheck_all($_) for @cases;\ndone_testing;\n")
     assert swe_twins.hide(tmp_path, "perl", ["t/load.t::loads case 3"]) == []
     assert not (t / "load.t").exists()
+
+
+def test_a_php_test_method_without_public_is_a_test_too(tmp_path: Path):
+    """PHP methods are public unless they say otherwise: Parsedown's `function test_($test, $dir)`
+    and `function testRawHtml()` run under PHPUnit, so the hider and the twins find them."""
+    test = tmp_path / "test" / "ParsedownTest.php"
+    test.parent.mkdir()
+    test.write_text(textwrap.dedent('''\
+        <?php
+        class ParsedownTest extends TestCase
+        {
+            function test_($test, $dir)
+            {
+                $this->assertEquals($test, $dir);
+            }
+
+            function testRawHtml()
+            {
+                $this->assertEquals('<p>x</p>', f('x'));
+            }
+
+            private function testHelper()
+            {
+                return 1;
+            }
+        }
+        '''))
+    block, _ = swe_twins.find(tmp_path, "php", "ParsedownTest#testRawHtml")
+    assert block.name == "testRawHtml"
+    assert swe_twins.hide(tmp_path, "php", ["ParsedownTest#test_ with data set #10", "ParsedownTest#testRawHtml"]) == []
+    text = test.read_text()
+    assert "function test_(" not in text and "testRawHtml" not in text and "private function testHelper" in text
