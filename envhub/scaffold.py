@@ -16,11 +16,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from envhub.errors import InvalidRequest
+
 ENTRY_POINTS = '[project.entry-points."envhub.families"]'
 _NAME = re.compile(r"[a-z][a-z0-9_]{1,30}")
 
 
-class ScaffoldError(ValueError):
+class ScaffoldError(InvalidRequest):
     """A name that cannot be a family, or a family that is there already."""
 
 
@@ -289,6 +291,7 @@ nothing scores 0 (judged: failure class `ok`)."""
 from __future__ import annotations
 
 import pytest
+import pytest_asyncio
 
 from envhub.config import REPO_ROOT
 from envhub.spec import ResetRequest, StepRequest
@@ -299,7 +302,7 @@ from tests.conftest import make_settings, running_hub
 TASKS = sorted((Task.load(p.parent) for p in (REPO_ROOT / "tasks" / "{n}").glob("*/task.yaml")), key=lambda t: t.id)
 
 
-@pytest.fixture(scope="module")
+@pytest_asyncio.fixture(loop_scope="module", scope="module")
 async def manager():
     async with running_hub(make_settings(families=["{n}"], store_enabled=False)) as hub:
         yield hub.manager
