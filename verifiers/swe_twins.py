@@ -78,7 +78,9 @@ _ASSERT_WORDS = re.compile(
     r"EXPECT_|ASSERT_|\bCHECK|\bt\.(?:Error|Fatal)|\bwant|!=|==|check_|\?assert|same\(|\bto\b|Is\.|Has\.",
     re.I)
 
-_JS_HEADER = r"^(?P<indent>[ \t]*)(?:test|it)\s*\(\s*(?P<q>['\"`])(?P<name>(?:(?!(?P=q)).)*)(?P=q)"
+#: `test(`, `it(`, and node:test's subtests (`await t.test(`, the context a short name)
+_JS_HEADER = (r"^(?P<indent>[ \t]*)(?:await[ \t]+)?(?:[a-z]\w?\.)?(?:test|it)\s*\(\s*(?P<q>['\"`])"
+              r"(?P<name>(?:(?!(?P=q)).)*)(?P=q)")
 STYLES: dict[str, Style] = {
     "python": Style(r"(.*/)?test_[^/]*\.py", r"^(?P<indent>[ \t]*)def (?P<name>test\w*)\s*\(", "indent",
                     name="snake", prefix="test_", attrs=r"[ \t]*@", comment=("#",),

@@ -622,3 +622,37 @@ def test_a_php_test_method_without_public_is_a_test_too(tmp_path: Path):
     assert swe_twins.hide(tmp_path, "php", ["ParsedownTest#test_ with data set #10", "ParsedownTest#testRawHtml"]) == []
     text = test.read_text()
     assert "function test_(" not in text and "testRawHtml" not in text and "private function testHelper" in text
+
+
+def test_node_test_subtests_are_found_hidden_and_twinned(tmp_path: Path):
+    """node:test's subtests (`await t.test('name', ...)` inside a `test(...)`) are tests the TAP
+    report names `parent > name`: the hider and the twins find them, and a twin planted beside one
+    is a subtest of the same parent. A method call that merely ends in `test(` stays code."""
+    test = tmp_path / "test" / "index.test.js"
+    test.parent.mkdir()
+    test.write_text(textwrap.dedent('''\
+        test('parse', async function (t) {
+          await t.test('should parse basic type', function (t) {
+            assert.deepStrictEqual(parse('text/html'), { type: 'text/html' })
+          })
+
+          await t.test('should lower-case type', function (t) {
+            assert.strictEqual(parse('TEXT/HTML').type, 'text/html')
+          })
+          pattern.test('not a test')
+        })
+        '''))
+    block, text = swe_twins.find(tmp_path, "javascript", "parse > should lower-case type")
+    assert block.name == "should lower-case type" and text[block.start:block.end].rstrip().endswith("})")
+    assert "not a test" not in {b.name for b in swe_twins.blocks(text, "test/index.test.js",
+                                                                   swe_twins.STYLES["javascript"])}
+    body = text[block.start:block.end]
+    literal = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start),
+                                   swe_twins.STYLES["javascript"], swe_twins.seed_of(body))[0]
+    becomes = literal.alternatives[0]
+    planted = swe_twins.plant(tmp_path, "javascript", [swe_twins.Copy("parse > should lower-case type", 0, becomes)],
+                              random.Random(1))
+    after = test.read_text()
+    assert len(planted) == 1 and f"await t.test('{planted[0].name}'" in after and becomes in after
+    assert swe_twins.hide(tmp_path, "javascript", ["parse > should parse basic type"]) == []
+    assert "should parse basic type" not in test.read_text()
