@@ -302,7 +302,9 @@ class Synthesiser:
             for rel in self._test_paths():
                 (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(self.clean / rel, scratch / rel)
-            if swe_twins.hide(scratch, self.pkg.language, f2p, lambda rel: is_protected(rel, self.pkg.protected_paths)):
+            if unseen := swe_twins.hide(scratch, self.pkg.language, f2p,
+                                        lambda rel: is_protected(rel, self.pkg.protected_paths)):
+                self.log(f"    {len(unseen)} FAIL_TO_PASS test(s) found by no name or file, e.g. {unseen[0]!r}")
                 return "no-base"
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -311,7 +313,10 @@ class Synthesiser:
         from environments.swe.twins import literals_of
 
         _, tried = literals_of(self.clean, self.pkg.language, f2p)
-        return None if any(tried.values()) else "unpinned"
+        if any(tried.values()):
+            return None
+        self.log(f"    none of the {len(f2p)} FAIL_TO_PASS tests has a literal a twin could change, e.g. {f2p[0]!r}")
+        return "unpinned"
 
     def _test_paths(self) -> list[str]:
         """The clean tree's files that `hide` may edit: the protected ones (the tests and what
