@@ -540,6 +540,23 @@ def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_
                      'Parse("1.2") = 3, want 4', "Sum(2, 2) = 5, want 4", "assertion `left == right` failed"]
 
 
+def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
+    """rspec prints `NoMethodError:` and the message on the next line: the excerpt keeps both. An
+    excerpt of class names only (pytest's `AssertionError` from a helper's plain assert) quotes
+    nothing the agent could go on, so the issue is mute and the candidate is dropped."""
+    output = textwrap.dedent('''\
+          1) Hashie::Mash#method_missing raises
+             Failure/Error: subject.boo
+             NoMethodError:
+               undefined method `boo' for #<Hashie::Mash>
+             TypeError:
+        ''')
+    lines = prompts._assertion_lines(output, lambda s: True)
+    assert lines == ["NoMethodError:", "undefined method `boo' for #<Hashie::Mash>", "TypeError:"]
+    assert prompts._says_something(lines)
+    assert not prompts._says_something(["AssertionError", "TypeError:"])
+
+
 def test_no_pinned_packages_mutable_file_has_a_copy_in_its_tree():
     """A bug in a file with a byte copy elsewhere in the tree shows its fix there, and the gate
     rejects every such task (swe-fix-not-visible): blang-semver 4.0.0 ships its module twice (the

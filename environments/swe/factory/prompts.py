@@ -156,15 +156,29 @@ def _console_lines(output: str) -> Iterator[str]:
         yield line
 
 
+#: An exception's class alone (`NoMethodError:`, `E   AssertionError`): it says what kind of
+#: failure, never what was seen; rspec and others print the message on the next line.
+_BARE_ERROR = re.compile(r"^[A-Z]\w*(Error|Exception|Failure)?:?$")
+
+
 def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
     """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
-    test names, stack frames or file:line)."""
+    test names, stack frames or file:line); a bare exception class brings its message line."""
     out = []
-    for raw in _console_lines(output):
-        line = _LOCATION.sub("", raw).strip()  # go's `x_test.go:12: got 3, want 4`: the message stays
+    lines = [_LOCATION.sub("", raw).strip() for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
+    for i, line in enumerate(lines):
         if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
             out.append(_scrub(line))
+            message = next((x for x in lines[i + 1:i + 3] if x), "")
+            if _BARE_ERROR.match(line) and message and not _STATUS_OR_FRAME.search(message) and ok(message) \
+                    and not message.startswith((">", "#")):
+                out.append(_scrub(message))
     return list(dict.fromkeys(out))[:8]
+
+
+def _says_something(excerpt: list[str]) -> bool:
+    """Whether a CI-log excerpt quotes more than exception class names."""
+    return any(not _BARE_ERROR.match(line) for line in excerpt)
 
 
 def _clip(value: str) -> str:
@@ -259,13 +273,13 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
     if not paragraphs:
         style = "ci-log"
         excerpt = list(dict.fromkeys(_scrub(line) for f in failures for line in f.lines if ok(line)))[:8]
-        if not excerpt:  # a runner whose console we cannot read: its assertion lines, whatever the format
-            excerpt = _assertion_lines(run.test_output, ok)
+        if not _says_something(excerpt):  # a console we cannot read: its assertion lines, whatever the format
+            excerpt = _assertion_lines(run.test_output, ok) or excerpt
         paragraphs.append(f"Since the last change to {label}, {n} test{'s' if n != 1 else ''} of our CI "
                           f"fail{'s' if n == 1 else ''}. From the CI log:")
         paragraphs.append("\n".join("    " + _clip(x) for x in excerpt) if excerpt else
                           "    (the failing assertions print no values)")
-        informative = bool(excerpt)
+        informative = _says_something(excerpt)
         title = f"{pkg.name}: {n} test{'s fail' if n != 1 else ' fails'} in CI"
     if style != "terse":
         others = n - 1
