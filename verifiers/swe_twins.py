@@ -71,6 +71,9 @@ class Style:
     cases: str = ""
     tables: bool = False  #: a copy is registered where its original is: a `{"name", t_name}` case
     #: table entry and a CMake `foreach(name ...)` list (CTest runs one program per case)
+    #: the test is one check, every line of it an assertion (a named check call: its literals are
+    #: what it compares, whatever the harness's function is called)
+    asserts: bool = False
 
 
 _ASSERT_WORDS = re.compile(
@@ -128,6 +131,27 @@ STYLES: dict[str, Style] = {
                r"^(?P<indent>[ \t]*)test_that\s*\(\s*(?P<q>['\"])(?P<name>(?:(?!(?P=q)).)*)(?P=q)\s*,", "brackets",
                comment=("#",)),
 }
+
+#: Test files of C and C++ projects that write their own harness: a `t/` or `test(s)/` folder, or a
+#: file named like a test (tinyxml2's `xmltest.cpp`).
+_C_TEST_FILES = r"(.*/)?((t|tests?)/[^/]*|[^/]*test[^/]*)\.(c|cc|cpp|cxx|h|hpp|inc)"
+#: Further shapes of a language's tests, tried for a report id only where the language's own style
+#: finds no test of its name (so a task the own style serves is judged as before). A check named by
+#: a call's string argument is a test of its own in harnesses a project writes for itself: first
+#: (tinyxml2's `XMLTest("Element test", false, doc.Error());`) or last (libtap's
+#: `cmp_ok(x, "==", 3, "counts the nodes");`), one statement each.
+ALTERNATIVES: dict[str, tuple[Style, ...]] = {
+    lang: (Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:\w+::)*\w+\s*\(\s*(?P<q>\")(?P<name>[^\"\n]+)\"\s*,"
+                 r"(?:[^;]|;(?![ \t]*$))*?\)\s*;[ \t]*$", "statement", chars=True, asserts=True),
+           Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:ok|is|isnt|like|unlike|cmp_ok)\s*\((?:[^;]|;(?![ \t]*$))*?,"
+                 r"\s*(?P<q>\")(?P<name>[^\"\n]*)\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
+    for lang in ("c", "cpp")}
+
+
+def styles(language: str) -> tuple[Style, ...]:
+    """The language's own style, then its alternatives (empty: no twins for the language)."""
+    own = STYLES.get(language)
+    return (own, *ALTERNATIVES.get(language, ())) if own is not None else ()
 
 
 # --- reading a test's source ---------------------------------------------------------------------
@@ -367,9 +391,20 @@ def find(repo: Path, language: str, test_id: str) -> tuple[Block, str] | None:
     matches the id, in one of the language's test files; of tests of one name in several files
     (JUnit classes, pytest modules), the one in the file the id names (`_place`); of several in
     one file, the one in the class the id names (a mixin's test and a subclass's override)."""
-    style = STYLES.get(language)
-    if style is None:
-        return None
+    found = find_styled(repo, language, test_id)
+    return None if found is None else found[:2]
+
+
+def find_styled(repo: Path, language: str, test_id: str) -> tuple[Block, str, Style] | None:
+    """`find`, with the style that found it: the language's own, else the first alternative that
+    finds the test (`ALTERNATIVES`)."""
+    for style in styles(language):
+        if (found := _find(repo, style, test_id)) is not None:
+            return (*found, style)
+    return None
+
+
+def _find(repo: Path, style: Style, test_id: str) -> tuple[Block, str] | None:
     best: tuple[Block, str] | None = None
     best_key = (-1, -1, -1)
     words = set(re.split(r"[^\w-]+", test_id))
@@ -466,7 +501,26 @@ def hide(repo: Path, language: str, test_ids: list[str], protected: Callable[[st
         files = sorted({*files, *(p for p in repo.rglob("*") if p.is_file() and not p.is_symlink()
                                   and ".git" not in p.parts and protected(p.relative_to(repo).as_posix())
                                   and re.fullmatch(_HIDE_FILES[language], p.relative_to(repo).as_posix()))})
-    forms = {t: _id_forms(t, language) for t in test_ids}
+    found = _hide_in(repo, files, style, language, {t: _id_forms(t, language) for t in test_ids})
+    for alternative in ALTERNATIVES.get(language, ()):  # only for what the own style did not find
+        unseen = {t: _id_forms(t, language) for t in test_ids if t not in found}
+        if unseen:
+            alt_files = _test_files(repo, alternative)
+            found |= _hide_in(repo, alt_files, alternative, language, unseen)
+            files = sorted({*files, *alt_files})
+    # A test named at run time (`it "is aliased as #{name}"` in a loop, shared examples, a TAP line a
+    # helper prints) has no definition to find by name. Where its report id names its file, the
+    # whole file goes: grading restores it, and the gate proves the agent's suite still runs.
+    by_rel = {p.relative_to(repo).as_posix(): p for p in files}
+    for t in test_ids:
+        if t not in found and (path := by_rel.get(_file_named(t))) is not None:
+            path.unlink(missing_ok=True)
+            found.add(t)
+    return [t for t in test_ids if t not in found]
+
+
+def _hide_in(repo: Path, files: list[Path], style: Style, language: str, forms: dict[str, set[str]]) -> set[str]:
+    """Cut from `files` every test of `style` named like one of `forms`' ids; the ids found."""
     found: set[str] = set()
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -488,15 +542,7 @@ def hide(repo: Path, language: str, test_ids: list[str], protected: Callable[[st
         if language == "go":
             new = _drop_unused_go_imports(new)
         _replace_file(path, new)
-    # A test named at run time (`it "is aliased as #{name}"` in a loop, shared examples, a TAP line a
-    # helper prints) has no definition to find by name. Where its report id names its file, the
-    # whole file goes: grading restores it, and the gate proves the agent's suite still runs.
-    by_rel = {p.relative_to(repo).as_posix(): p for p in files}
-    for t in test_ids:
-        if t not in found and (path := by_rel.get(_file_named(t))) is not None:
-            path.unlink(missing_ok=True)
-            found.add(t)
-    return [t for t in test_ids if t not in found]
+    return found
 
 
 def _file_named(test_id: str) -> str:
@@ -616,7 +662,7 @@ def candidates(block_text: str, name_span: tuple[int, int], style: Style, seed: 
     of `parametrize` changed break the whole module's collection."""
     rng = random.Random(seed)
     header = block_text.rfind("\n", 0, name_span[0]) + 1
-    out = _literals_in(block_text, header, len(block_text), name_span, style, rng, by_line=True)
+    out = _literals_in(block_text, header, len(block_text), name_span, style, rng, by_line=not style.asserts)
     for start, end in _case_spans(block_text[:header], style):
         out += _literals_in(block_text, start, end, name_span, style, rng, by_line=False)
     if style.soft:  # nor a subscript: C++ does not check one, and past the end anything may happen
@@ -977,23 +1023,25 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
     in a random order. A copy whose test cannot be found, or whose literal moved, is skipped:
     validation proved the recorded ones plant. Tests of one definition (pytest's parameters) are
     found before any is edited and planted together: one rename, their copies side by side."""
-    style = STYLES.get(language)
-    if style is None or not copies:
+    own = STYLES.get(language)
+    if own is None or not copies:
         return []
     rng = rng or random.SystemRandom()
     planted: list[Planted] = []
     # a fresh name must be found in no test file: its report id is then this copy's alone
-    taken = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in _test_files(repo, style))
+    taken = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in _test_files(repo, own))
     by_definition: dict[tuple[str, int], list[Copy]] = {}
     for c in copies:
         found = find(repo, language, c.test)
         if found is not None:
             by_definition.setdefault((found[0].file, found[0].start), []).append(c)
     for wanted in by_definition.values():
-        found = find(repo, language, wanted[0].test)  # again: an earlier definition moved the file's text
+        found = find_styled(repo, language, wanted[0].test)  # again: an earlier definition moved the text
         if found is None:
             continue
-        block, text = found
+        block, text, style = found
+        if style is not own:  # an alternative's file: its names are taken too
+            taken += "\n" + text
         body = text[block.start:block.end]
         cands = candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
                            seed_of(body))
@@ -1034,9 +1082,9 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
         if style.tables:  # the case table and CMake list name the group in the file's order
             order = [p.name for _, p in made[:cut]] + [block.name] + [p.name for _, p in made[cut:]]
             _register(repo, style, old_name.removeprefix(style.hidden), [n.removeprefix(style.hidden) for n in order])
-        planted += [p for _, p in made] + renamed
-    for p in planted:
-        p.name = p.name.removeprefix(style.hidden)
+        for p in [p for _, p in made] + renamed:
+            p.name = p.name.removeprefix(style.hidden)
+            planted.append(p)
     return planted
 
 

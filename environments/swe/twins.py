@@ -38,13 +38,12 @@ def literals_of(repo: Path, language: str, tests: list[str]
     """Each found test's candidate literals, read once as `swe_twins.plant` reads them; and which
     of them to try, best first: the body's, then those of its own pytest case (the values its id
     carries: the definition's other cases do not run under this id)."""
-    style = swe_twins.STYLES[language]
     out, tried = {}, {}
     for test in tests:
-        found = swe_twins.find(repo, language, test)
+        found = swe_twins.find_styled(repo, language, test)
         if found is None:
             continue
-        block, text = found
+        block, text, style = found
         body = text[block.start:block.end]
         span = (block.name_start - block.start, block.name_end - block.start)
         out[test] = lits = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))

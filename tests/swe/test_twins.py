@@ -656,3 +656,40 @@ def test_node_test_subtests_are_found_hidden_and_twinned(tmp_path: Path):
     assert len(planted) == 1 and f"await t.test('{planted[0].name}'" in after and becomes in after
     assert swe_twins.hide(tmp_path, "javascript", ["parse > should parse basic type"]) == []
     assert "should parse basic type" not in test.read_text()
+
+
+def test_a_check_named_by_a_calls_string_is_a_test_where_the_own_style_finds_none(tmp_path: Path):
+    """C and C++ projects write their own harness: tinyxml2's `XMLTest("name", expected, found);`
+    and libtap's `cmp_ok(x, "==", 3, "name");` are one check each, named by a string. Where the
+    language's own style (gtest's TEST, the C case functions) finds no test of an id's name, these
+    alternatives do: found, hidden, and twinned by a changed literal of the call under a fresh name."""
+    cpp = tmp_path / "xmltest.cpp"
+    cpp.write_text(textwrap.dedent('''\
+        int main() {
+            XMLTest( "Element test", false, doc.Error() );
+            XMLTest( "Query attribute: int", 5, ele->IntAttribute("int", 5) );
+            return 0;
+        }
+        '''))
+    block, text, style = swe_twins.find_styled(tmp_path, "cpp", "xmltest::Query attribute: int")
+    assert style in swe_twins.ALTERNATIVES["cpp"] and block.name == "Query attribute: int"
+    body = text[block.start:block.end]
+    lits = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
+                                swe_twins.seed_of(body))
+    assert [lit.text for lit in lits] == ["5", '"int"', "5"]  # the name is no candidate
+    planted = swe_twins.plant(tmp_path, "cpp", [swe_twins.Copy("xmltest::Query attribute: int", 0, "6")],
+                              random.Random(2))
+    after = cpp.read_text()
+    assert len(planted) == 1 and f'XMLTest( "{planted[0].name}", 6, ele->IntAttribute("int", 5) );' in after
+    assert swe_twins.hide(tmp_path, "cpp", ["xmltest::Element test"]) == []
+    assert "Element test" not in cpp.read_text() and "Query attribute: int" in cpp.read_text()
+
+    tap = tmp_path / "t" / "basic_t.c"
+    tap.parent.mkdir()
+    tap.write_text('int main(void) {\n    cmp_ok(count(n), "==", 3, "counts the nodes");\n    done_testing();\n}\n')
+    block, _, style = swe_twins.find_styled(tmp_path, "c", "t/basic_t::counts the nodes")
+    assert block.name == "counts the nodes" and style is swe_twins.ALTERNATIVES["c"][1]
+    # the language's own style keeps its tests: a C case function is found by the own style
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "cases.c").write_text("static int t_counts_the_nodes(void) {\n    return 0;\n}\n")
+    assert swe_twins.find_styled(tmp_path, "c", "cases::counts_the_nodes")[2] is swe_twins.STYLES["c"]
