@@ -9,6 +9,7 @@ package version the registries serve, pinned file by file:
         files: [{name: toolz-0.12.1.tar.gz, sha256: 4f4...}]
         unpack: archive          # or dsc: `dpkg-source -x` (Debian: upstream plus Debian's patches)
         exclude: [docs/**]       # deleted after unpacking
+        lf: [src/x.cpp]          # files whose CRLF line ends become LF (patches apply as text)
 
 `envhub swe sources fetch` downloads those files once into `<data_dir>/swe-sources/sha256/<hex>`
 (content-addressed: tasks of one package share them; an install step, never run while serving).
@@ -54,13 +55,17 @@ class Source:
     files: tuple[SourceFile, ...]
     unpack: str = "archive"
     exclude: tuple[str, ...] = ()
+    #: globs of files whose CRLF line ends are made LF after unpacking: a patch applies as text, so a
+    #: CRLF file could never carry a bug (tinyxml2 ships its source with CRLF)
+    lf: tuple[str, ...] = ()
 
     @classmethod
     def from_metadata(cls, raw: Any, where: str = "task") -> Source:
         try:
             files = tuple(SourceFile(str(f["name"]), str(f["sha256"]).lower()) for f in raw["files"])
             src = cls(id=str(raw["id"]), files=files, unpack=str(raw.get("unpack", "archive")),
-                      exclude=tuple(str(g) for g in raw.get("exclude") or ()))
+                      exclude=tuple(str(g) for g in raw.get("exclude") or ()),
+                      lf=tuple(str(g) for g in raw.get("lf") or ()))
         except (KeyError, TypeError) as e:
             raise TaskInvalid(f"{where}: bad metadata.source: {e!r}") from e
         bad = [f.name for f in files if len(f.sha256) != 64 or any(c not in "0123456789abcdef" for c in f.sha256)
@@ -73,7 +78,7 @@ class Source:
     @property
     def key(self) -> str:
         spec = {"files": [[f.name, f.sha256] for f in self.files], "unpack": self.unpack, "exclude": self.exclude,
-                "version": UNPACK_VERSION}
+                "version": UNPACK_VERSION, **({"lf": self.lf} if self.lf else {})}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -149,7 +154,8 @@ def _extract_archive(path: Path, name: str, out: Path) -> None:
 
 
 def unpack(src: Source, data_dir: Path, dest: Path) -> None:
-    """Unpack `src` into `dest` (which must not exist): the upstream tree, minus `exclude`."""
+    """Unpack `src` into `dest` (which must not exist): the upstream tree, minus `exclude`, the
+    files `lf` names with LF line ends."""
     paths = _checked_blobs(src, data_dir)
     work = Path(tempfile.mkdtemp(prefix="swe-src-", dir=dest.parent))
     try:
@@ -183,6 +189,8 @@ def unpack(src: Source, data_dir: Path, dest: Path) -> None:
                         p.unlink()
                 elif not p.is_symlink():
                     p.chmod((p.stat().st_mode & 0o755) | 0o644 | (0o111 if p.is_dir() else 0))
+                    if src.lf and p.is_file() and is_protected(rel, src.lf):
+                        p.write_bytes(p.read_bytes().replace(b"\r\n", b"\n"))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -454,6 +454,31 @@ def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp
     assert synth.source_files() == ["minilib/__init__.py"]
 
 
+def test_a_package_may_name_files_made_lf_and_only_those_leave_the_crlf_rule(manifests, data_dir, tmp_path):
+    """`lf: [globs]` makes those files' CRLF line ends LF when the source is unpacked (tinyxml2
+    ships CRLF sources): they can carry bugs then. The unpacked tree's cache key, and so every
+    task of a package without the field, is what it was."""
+    import dataclasses
+
+    from environments.swe.factory.synth import Synthesiser
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    plain = pkg.source
+    spec = {"files": [[f.name, f.sha256] for f in plain.files], "unpack": plain.unpack, "exclude": plain.exclude,
+            "version": source.UNPACK_VERSION}
+    assert plain.key == hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
+    made_lf = dataclasses.replace(pkg, source=dataclasses.replace(plain, lf=("minilib/crlf.py",)))
+    assert made_lf.source.key != plain.key and made_lf.metadata()["source"]["lf"] == ["minilib/crlf.py"]
+    assert source.Source.from_metadata(made_lf.metadata()["source"]) == made_lf.source
+    tree = source.tree(made_lf.source, data_dir)
+    assert b"\r" not in (tree / "minilib" / "crlf.py").read_bytes()
+    assert b"\r" in (source.tree(plain, data_dir) / "minilib" / "crlf.py").read_bytes()
+    synth = Synthesiser(made_lf, tasks_root=tmp_path / "tasks", data_dir=data_dir)
+    synth.prepare()
+    assert synth.source_files() == ["minilib/__init__.py", "minilib/crlf.py"]
+
+
 def test_a_factory_task_without_its_source_is_unavailable_with_the_fetch_command(manifests, data_dir, tmp_path):
     from envhub.config import get_settings
     from environments.swe.family import SweFamily

@@ -63,6 +63,8 @@ class Package:
                "unpack": self.source.unpack}
         if self.source.exclude:
             src["exclude"] = list(self.source.exclude)
+        if self.source.lf:
+            src["lf"] = list(self.source.lf)
         out: dict[str, Any] = {"language": self.language, "package": self.id,
                                "toolchain": {"apt": apt, "check": tc.get("check", "")}, "source": src,
                                "test_command": self.test_command, "report": dict(self.report),
@@ -85,7 +87,8 @@ def _entry(raw: dict[str, Any], where: str) -> Package:
             raise PackageError(f"{where}: {pid}: unknown language {language!r}")
         files = raw["files"]
         src = Source.from_metadata({"id": pid, "files": files, "unpack": raw.get("unpack", "archive"),
-                                    "exclude": raw.get("exclude") or []}, f"{where}: {pid}")
+                                    "exclude": raw.get("exclude") or [], "lf": raw.get("lf") or []},
+                                   f"{where}: {pid}")
         report = {"format": str(raw["report"]["format"]), "file": str(raw["report"]["file"])}
         test_globs = tuple(raw["test_globs"])
         protected = tuple(raw.get("protected_paths") or test_globs)
