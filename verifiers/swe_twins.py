@@ -136,16 +136,23 @@ STYLES: dict[str, Style] = {
 #: file named like a test (tinyxml2's `xmltest.cpp`).
 _C_TEST_FILES = r"(.*/)?((t|tests?)/[^/]*|[^/]*test[^/]*)\.(c|cc|cpp|cxx|h|hpp|inc)"
 #: Further shapes of a language's tests, tried for a report id only where the language's own style
-#: finds no test of its name (so a task the own style serves is judged as before). A check named by
-#: a call's string argument is a test of its own in harnesses a project writes for itself: first
-#: (tinyxml2's `XMLTest("Element test", false, doc.Error());`) or last (libtap's
-#: `cmp_ok(x, "==", 3, "counts the nodes");`), one statement each.
+#: finds no test of its name (so a task the own style serves is judged as before). In C and C++, a
+#: check named by a call's string argument is a test of its own in harnesses a project writes for
+#: itself: first (tinyxml2's `XMLTest("Element test", false, doc.Error());`) or last (libtap's
+#: `cmp_ok(x, "==", 3, "counts the nodes");`), one statement each. In R, RUnit's test functions
+#: (`test_x <- function() {...}` in `tests/test*.R`, run by their name).
+_NAMED_CHECKS = (
+    Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:\w+::)*\w+\s*\(\s*(?P<q>\")(?P<name>[^\"\n]+)\"\s*,"
+          r"(?:[^;]|;(?![ \t]*$))*?\)\s*;[ \t]*$", "statement", chars=True, asserts=True),
+    Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:ok|is|isnt|like|unlike|cmp_ok)\s*\((?:[^;]|;(?![ \t]*$))*?,"
+          r"\s*(?P<q>\")(?P<name>[^\"\n]*)\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
 ALTERNATIVES: dict[str, tuple[Style, ...]] = {
-    lang: (Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:\w+::)*\w+\s*\(\s*(?P<q>\")(?P<name>[^\"\n]+)\"\s*,"
-                 r"(?:[^;]|;(?![ \t]*$))*?\)\s*;[ \t]*$", "statement", chars=True, asserts=True),
-           Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:ok|is|isnt|like|unlike|cmp_ok)\s*\((?:[^;]|;(?![ \t]*$))*?,"
-                 r"\s*(?P<q>\")(?P<name>[^\"\n]*)\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
-    for lang in ("c", "cpp")}
+    "c": _NAMED_CHECKS,
+    "cpp": _NAMED_CHECKS,
+    "r": (Style(r"(.*/)?tests/test[-_]?[^/]*\.[Rr]",
+                r"^(?P<indent>)(?P<name>test[\w.]+)\s*<-\s*function\s*\(\s*\)\s*\{", "brackets",
+                name="snake", prefix="test_", comment=("#",)),),
+}
 
 
 def styles(language: str) -> tuple[Style, ...]:

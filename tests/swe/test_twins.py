@@ -693,3 +693,26 @@ def test_a_check_named_by_a_calls_string_is_a_test_where_the_own_style_finds_non
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "cases.c").write_text("static int t_counts_the_nodes(void) {\n    return 0;\n}\n")
     assert swe_twins.find_styled(tmp_path, "c", "cases::counts_the_nodes")[2] is swe_twins.STYLES["c"]
+
+
+def test_runit_test_functions_are_rs_alternative(tmp_path: Path):
+    """R's own style is testthat's `test_that("name", {...})`; RUnit's tests (yaml's
+    `inst/tests/test_*.R`) are functions run by their name: found, hidden and twinned too."""
+    test = tmp_path / "inst" / "tests" / "test_yaml_load.R"
+    test.parent.mkdir(parents=True)
+    test.write_text(textwrap.dedent('''\
+        test_named_list_is_not_returned <- function() {
+          x <- yaml.load("hey: man\\n123: 456\\n", FALSE)
+          checkEquals(2L, length(x))
+        }
+
+        test_kept <- function() {
+          checkTrue(TRUE)
+        }
+        '''))
+    block, text, style = swe_twins.find_styled(tmp_path, "r", "test_named_list_is_not_returned")
+    assert style is swe_twins.ALTERNATIVES["r"][0] and block.name == "test_named_list_is_not_returned"
+    planted = swe_twins.plant(tmp_path, "r", [swe_twins.Copy("test_named_list_is_not_returned")], random.Random(3))
+    assert len(planted) == 1 and re.search(rf"^{planted[0].name} <- function\(\) {{", test.read_text(), re.M)
+    assert planted[0].name.startswith("test_")
+    assert swe_twins.hide(tmp_path, "r", ["test_kept"]) == [] and "test_kept" not in test.read_text()
