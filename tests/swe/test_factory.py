@@ -580,6 +580,8 @@ def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     assert lines == ["NoMethodError:", "undefined method `boo' for #<Hashie::Mash>", "TypeError:"]
     assert prompts._says_something(lines)
     assert not prompts._says_something(["AssertionError", "TypeError:"])
+    pytest_console = "E       AssertionError\ntests/test_x.py:12: AssertionError\n"
+    assert not prompts._says_something(prompts._assertion_lines(pytest_console, lambda s: True))
 
 
 def test_no_pinned_packages_mutable_file_has_a_copy_in_its_tree():

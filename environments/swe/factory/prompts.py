@@ -138,6 +138,7 @@ _STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|F
                               r"at |#\s*(Subtest|tests|pass|fail))|node:internal|\.\w+:\d+")
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
+_PYTEST_E = re.compile(r"^E\s+")
 
 
 def _console_lines(output: str) -> Iterator[str]:
@@ -165,7 +166,8 @@ def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
     """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
     test names, stack frames or file:line); a bare exception class brings its message line."""
     out = []
-    lines = [_LOCATION.sub("", raw).strip() for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
+    # go's `x_test.go:12: got 3`; pytest's `E   assert 3 == 4`
+    lines = [_PYTEST_E.sub("", _LOCATION.sub("", raw).strip()) for raw in _console_lines(output)]
     for i, line in enumerate(lines):
         if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
             out.append(_scrub(line))
