@@ -580,8 +580,10 @@ def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     assert lines == ["NoMethodError:", "undefined method `boo' for #<Hashie::Mash>", "TypeError:"]
     assert prompts._says_something(lines)
     assert not prompts._says_something(["AssertionError", "TypeError:"])
-    pytest_console = "E       AssertionError\ntests/test_x.py:12: AssertionError\n"
-    assert not prompts._says_something(prompts._assertion_lines(pytest_console, lambda s: True))
+    # pytest's console is read by its failure sections (`_blocks`), never by `_assertion_lines`: the
+    # test's code lines it prints around an `E   AssertionError` do not reach a prompt
+    failure = prompts._failure(["    def test_x():", ">       assert_equal(expected, result)", "E       AssertionError"])
+    assert failure.lines == ("AssertionError",) and not prompts._says_something(list(failure.lines))
 
 
 def test_no_pinned_packages_mutable_file_has_a_copy_in_its_tree():

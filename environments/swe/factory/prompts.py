@@ -138,7 +138,6 @@ _STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|F
                               r"at |#\s*(Subtest|tests|pass|fail))|node:internal|\.\w+:\d+")
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
-_PYTEST_E = re.compile(r"^E\s+")
 
 
 def _console_lines(output: str) -> Iterator[str]:
@@ -166,8 +165,7 @@ def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
     """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
     test names, stack frames or file:line); a bare exception class brings its message line."""
     out = []
-    # go's `x_test.go:12: got 3`; pytest's `E   assert 3 == 4`
-    lines = [_PYTEST_E.sub("", _LOCATION.sub("", raw).strip()) for raw in _console_lines(output)]
+    lines = [_LOCATION.sub("", raw).strip() for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
     for i, line in enumerate(lines):
         if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
             out.append(_scrub(line))
@@ -275,8 +273,8 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
     if not paragraphs:
         style = "ci-log"
         excerpt = list(dict.fromkeys(_scrub(line) for f in failures for line in f.lines if ok(line)))[:8]
-        if not _says_something(excerpt):  # a console we cannot read: its assertion lines, whatever the format
-            excerpt = _assertion_lines(run.test_output, ok) or excerpt
+        if not excerpt:  # a runner whose console we cannot read: its assertion lines, whatever the format
+            excerpt = _assertion_lines(run.test_output, ok)
         paragraphs.append(f"Since the last change to {label}, {n} test{'s' if n != 1 else ''} of our CI "
                           f"fail{'s' if n == 1 else ''}. From the CI log:")
         paragraphs.append("\n".join("    " + _clip(x) for x in excerpt) if excerpt else
