@@ -571,12 +571,12 @@ def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     nothing the agent could go on, so the issue is mute and the candidate is dropped."""
     output = textwrap.dedent('''\
           1) Hashie::Mash#method_missing raises
-             Failure/Error: subject.boo
+             Failure/Error: expect { subject.boo }.to raise_error(NoMethodError)
              NoMethodError:
                undefined method `boo' for #<Hashie::Mash>
              TypeError:
         ''')
-    lines = prompts._assertion_lines(output, lambda s: True)
+    lines = prompts._assertion_lines(output, lambda s: True)  # rspec's Failure/Error: echoes test code
     assert lines == ["NoMethodError:", "undefined method `boo' for #<Hashie::Mash>", "TypeError:"]
     assert prompts._says_something(lines)
     assert not prompts._says_something(["AssertionError", "TypeError:"])
