@@ -139,13 +139,14 @@ _C_TEST_FILES = r"(.*/)?((t|tests?)/[^/]*|[^/]*test[^/]*)\.(c|cc|cpp|cxx|h|hpp|i
 #: finds no test of its name (so a task the own style serves is judged as before). In C and C++, a
 #: check named by a call's string argument is a test of its own in harnesses a project writes for
 #: itself: first (tinyxml2's `XMLTest("Element test", false, doc.Error());`) or last (libtap's
-#: `cmp_ok(x, "==", 3, "counts the nodes");`), one statement each. In R, RUnit's test functions
+#: `cmp_ok(x, "==", 3, "counts the nodes");`), one statement each, the name without the trailing
+#: blanks a TAP line drops. In R, RUnit's test functions
 #: (`test_x <- function() {...}` in `tests/test*.R`, run by their name).
 _NAMED_CHECKS = (
-    Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:\w+::)*\w+\s*\(\s*(?P<q>\")(?P<name>[^\"\n]+)\"\s*,"
+    Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:\w+::)*\w+\s*\(\s*(?P<q>\")(?P<name>[^\"\n]+?)[ \t]*\"\s*,"
           r"(?:[^;]|;(?![ \t]*$))*?\)\s*;[ \t]*$", "statement", chars=True, asserts=True),
     Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:ok|is|isnt|like|unlike|cmp_ok)\s*\((?:[^;]|;(?![ \t]*$))*?,"
-          r"\s*(?P<q>\")(?P<name>[^\"\n]*)\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
+          r"\s*(?P<q>\")(?P<name>[^\"\n]*?)[ \t]*\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
 ALTERNATIVES: dict[str, tuple[Style, ...]] = {
     "c": _NAMED_CHECKS,
     "cpp": _NAMED_CHECKS,
