@@ -26,9 +26,10 @@ while an exact copy in the same place passes. It is written by `envhub swe twins
 never by hand; which alternatives are planted, the names and the places are drawn at every verify.
 
 A language is supported by a `Style`: where its test files are, a regular expression for a test's
-header (the name in group `name`), and how its body ends. The report id of a planted copy is found
-by its fresh name (every report format keeps a test's name in its id), so no language needs its
-own id rules here.
+header (the name in group `name`), and how its body ends; `ALTERNATIVES` adds shapes a language's
+projects also write (C's named checks, R's RUnit), tried only for a test its own style does not
+find. The report id of a planted copy is found by its fresh name (every report format keeps a
+test's name in its id), so no language needs its own id rules here.
 """
 
 from __future__ import annotations
