@@ -34,7 +34,7 @@ TOGETHER = 4
 
 
 def literals_of(repo: Path, language: str, tests: list[str]
-              ) -> tuple[dict[str, list[swe_twins.Literal]], dict[str, list[int]]]:
+                ) -> tuple[dict[str, list[swe_twins.Literal]], dict[str, list[int]]]:
     """Each found test's candidate literals, read once as `swe_twins.plant` reads them; and which
     of them to try, best first: the body's, then those of its own pytest case (the values its id
     carries: the definition's other cases do not run under this id)."""

@@ -31,6 +31,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -299,7 +300,7 @@ class Synthesiser:
 
         scratch = self.work / f"s-{time.monotonic_ns()}"
         try:
-            for rel in self._test_paths():
+            for rel in self._test_paths:
                 (scratch / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(self.clean / rel, scratch / rel)
             if unseen := swe_twins.hide(scratch, self.pkg.language, f2p,
@@ -308,8 +309,6 @@ class Synthesiser:
                 return "no-base"
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
-        if self.pkg.language not in swe_twins.STYLES:
-            return "unpinned"
         from environments.swe.twins import literals_of
 
         _, tried = literals_of(self.clean, self.pkg.language, f2p)
@@ -318,14 +317,13 @@ class Synthesiser:
         self.log(f"    none of the {len(f2p)} FAIL_TO_PASS tests has a literal a twin could change, e.g. {f2p[0]!r}")
         return "unpinned"
 
+    @cached_property
     def _test_paths(self) -> list[str]:
         """The clean tree's files that `hide` may edit: the protected ones (the tests and what
-        defines them), kept once."""
-        if not hasattr(self, "_tests"):
-            self._tests = [p.relative_to(self.clean).as_posix() for p in sorted(self.clean.rglob("*"))
-                           if p.is_file() and not p.is_symlink()
-                           and is_protected(p.relative_to(self.clean).as_posix(), self.pkg.protected_paths)]
-        return self._tests
+        defines them)."""
+        rels = (p.relative_to(self.clean).as_posix() for p in sorted(self.clean.rglob("*"))
+                if p.is_file() and not p.is_symlink())
+        return [rel for rel in rels if is_protected(rel, self.pkg.protected_paths)]
 
     # -- the task folder --------------------------------------------------------------------------
     def _gold(self, mutations: list[Mutation], dest: Path) -> None:
