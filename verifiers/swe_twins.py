@@ -75,6 +75,8 @@ class Style:
     #: the test is one check, every line of it an assertion (a named check call: its literals are
     #: what it compares, whatever the harness's function is called)
     asserts: bool = False
+    #: C#'s verbatim strings (`@"..."`, `$@"..."`): no escapes but a doubled quote, and they span lines
+    verbatim: bool = False
 
 
 _ASSERT_WORDS = re.compile(
@@ -112,7 +114,7 @@ STYLES: dict[str, Style] = {
                   name="lower_camel", attrs=r"[ \t]*@", chars=True),
     "csharp": Style(r"(.*/)?[^/]*Tests?\.cs",
                     r"^(?P<indent>[ \t]*)public\s+(?:async\s+Task|void)\s+(?P<name>\w+)\s*\(\s*\)", "brackets",
-                    name="camel", attrs=r"[ \t]*\[", chars=True),
+                    name="camel", attrs=r"[ \t]*\[", chars=True, verbatim=True),
     "elixir": Style(r"(.*/)?test/.*_test\.exs",
                     r"^(?P<indent>[ \t]*)test\s+(?P<q>\")(?P<name>[^\"]*)\"(?:\s*,\s*%?\{?[^\n]*)?\s+do\s*$", "end",
                     comment=("#",)),
@@ -178,6 +180,7 @@ class Block:
 
 
 _CHAR = re.compile(r"'(?:\\.[^']*|[^'\\\n])'")
+_VERBATIM = re.compile(r'(?:@\$?|\$@)"(?:[^"]|"")*"?')
 
 
 def _skip_string(text: str, i: int, style: Style) -> int:
@@ -200,6 +203,10 @@ def _skip_string(text: str, i: int, style: Style) -> int:
             j = text.find(triple, i + 3)
             return len(text) if j < 0 else j + 3
     c = text[i]
+    if style.verbatim and c in "@$":
+        m = _VERBATIM.match(text, i)
+        if m:
+            return m.end()
     if c in "\"`" or (c == "'" and not style.chars):
         j = i + 1
         while j < len(text) and text[j] != c and text[j] != "\n":

@@ -716,3 +716,35 @@ def test_runit_test_functions_are_rs_alternative(tmp_path: Path):
     assert len(planted) == 1 and re.search(rf"^{planted[0].name} <- function\(\) {{", test.read_text(), re.M)
     assert planted[0].name.startswith("test_")
     assert swe_twins.hide(tmp_path, "r", ["test_kept"]) == [] and "test_kept" not in test.read_text()
+
+
+def test_a_csharp_verbatim_string_is_one_string_over_its_lines(tmp_path: Path):
+    """`@"..."` has no escapes but `""` and may span lines: read with C's escapes, hyena's
+    `@"\"` ran on as a string past its end, and hiding a test cut to the end of the file."""
+    test = tmp_path / "Tests" / "QuoteTests.cs"
+    test.parent.mkdir()
+    test.write_text(textwrap.dedent('''\
+        public class QuoteTests
+        {
+            [Test]
+            public void Escapes()
+            {
+                Assert.AreEqual(@"C:\\dir\\", Dir("C:"));
+                Assert.AreEqual(@"a ""quoted"" }
+        word", Quote("a"));
+            }
+
+            [Test]
+            public void Kept()
+            {
+                Assert.AreEqual("b", Quote("b"));
+            }
+        }
+        '''))
+    text = test.read_text()
+    spans = {b.name: text[b.start:b.end] for b in swe_twins.blocks(text, "Tests/QuoteTests.cs",
+                                                                   swe_twins.STYLES["csharp"])}
+    assert spans["Escapes"].rstrip().endswith('word", Quote("a"));\n    }')
+    assert swe_twins.hide(tmp_path, "csharp", ["QuoteTests.Escapes"]) == []
+    kept = test.read_text()
+    assert "Escapes" not in kept and "public void Kept()" in kept and kept.rstrip().endswith("}\n}")
