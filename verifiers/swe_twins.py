@@ -79,7 +79,7 @@ class Style:
     verbatim: bool = False
 
 
-_ASSERT_WORDS = re.compile(
+ASSERT_WORDS = re.compile(
     r"assert|expect|Equal|equal|\beq\b|\beql\b|should|\bis\s*\(|is_deeply|\bok\s*\(|\blike\s*\(|cmp_ok|@\?=|@=\?|"
     r"EXPECT_|ASSERT_|\bCHECK|\bt\.(?:Error|Fatal)|\bwant|!=|==|check_|\?assert|same\(|\bto\b|Is\.|Has\.",
     re.I)
@@ -674,13 +674,19 @@ def candidates(block_text: str, name_span: tuple[int, int], style: Style, seed: 
     """The literals of the block's assertion lines that a twin may change, in source order, each
     with its alternatives (drawn from `seed`, so the same block always gives the same list); then
     those of its cases (`Style.cases`: a parametrised test whose body compares with its
-    parameters has no literal of its own). No other literal above the header: the argument names
-    of `parametrize` changed break the whole module's collection."""
+    parameters has no literal of its own); then the body's other literals (a table test's rows,
+    a set-up value: a changed input fails the unchanged expectation), last, so the indices a
+    task's `twins.json` holds keep their literal. No other literal above the header: the argument
+    names of `parametrize` changed break the whole module's collection."""
     rng = random.Random(seed)
     header = block_text.rfind("\n", 0, name_span[0]) + 1
     out = _literals_in(block_text, header, len(block_text), name_span, style, rng, by_line=not style.asserts)
     for start, end in _case_spans(block_text[:header], style):
         out += _literals_in(block_text, start, end, name_span, style, rng, by_line=False)
+    if not style.soft and not style.asserts:  # then the body's other lines: a table's rows, set-up values
+        seen = {lit.offset for lit in out}
+        out += [lit for lit in _literals_in(block_text, header, len(block_text), name_span, style, rng, by_line=False)
+                if lit.offset not in seen]
     if style.soft:  # nor a subscript: C++ does not check one, and past the end anything may happen
         out = [lit for lit in out if not (block_text[lit.offset - 1:lit.offset] == "["
                                           and block_text[lit.offset + len(lit.text):][:1] == "]")]
@@ -719,7 +725,7 @@ def _literals_in(block_text: str, i: int, end: int, name_span: tuple[int, int], 
 
     def asserts(at: int) -> bool:
         nl = block_text.find("\n", at)
-        return not by_line or bool(_ASSERT_WORDS.search(block_text[at: nl + 1 if nl >= 0 else None]))
+        return not by_line or bool(ASSERT_WORDS.search(block_text[at: nl + 1 if nl >= 0 else None]))
 
     asserting = asserts(line_start)
     while i < end:

@@ -18,6 +18,7 @@ checks it again (`SweValidator.twins`).
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import tempfile
 from pathlib import Path
@@ -31,13 +32,16 @@ from verifiers.swe import PASSED, RunResult, SweConfig, apply_patch, load_tests_
 RANKS = 3
 #: Runs with every qualified copy planted at once, each in fresh random places.
 TOGETHER = 4
+#: A string literal that formats a message (printf's verbs, `{}` and `{0}`, Ruby's `#{`).
+_MESSAGE = re.compile(r"%[-+ #0-9.]*[a-zA-Z]|\{\d*\}|#\{")
 
 
 def literals_of(repo: Path, language: str, tests: list[str]
                 ) -> tuple[dict[str, list[swe_twins.Literal]], dict[str, list[int]]]:
     """Each found test's candidate literals, read once as `swe_twins.plant` reads them; and which
-    of them to try, best first: the body's, then those of its own pytest case (the values its id
-    carries: the definition's other cases do not run under this id)."""
+    of them to try, best first: those of the body's assertion lines, then those of its own pytest
+    case (the values its id carries: the definition's other cases do not run under this id), then
+    the body's others (a table's rows, set-up values); a message's text after all of them."""
     out, tried = {}, {}
     for test in tests:
         found = swe_twins.find_styled(repo, language, test)
@@ -48,9 +52,16 @@ def literals_of(repo: Path, language: str, tests: list[str]
         span = (block.name_start - block.start, block.name_end - block.start)
         out[test] = lits = swe_twins.candidates(body, span, style, swe_twins.seed_of(body))
         header = body.rfind("\n", 0, span[0]) + 1
-        own = [i for i, lit in enumerate(lits) if lit.offset < header
-               and swe_twins.case_has(test, lit.text)]
-        tried[test] = [i for i, lit in enumerate(lits) if lit.offset >= header] + own
+        ranked = []
+        for i, lit in enumerate(lits):
+            if lit.offset < header:  # a case's value: only those of the id's own case run under it
+                if swe_twins.case_has(test, lit.text):
+                    ranked.append((1, i))
+                continue
+            line = body[body.rfind("\n", 0, lit.offset) + 1:].partition("\n")[0]
+            ranked.append((0 if swe_twins.ASSERT_WORDS.search(line) else 2, i))
+        # a message's text (`"expected %q, got %q"`) changed fails nothing: tried after the rest
+        tried[test] = [i for _, i in sorted(ranked, key=lambda r: (_MESSAGE.search(lits[r[1]].text) is not None, r))]
     return out, tried
 
 

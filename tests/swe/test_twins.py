@@ -748,3 +748,31 @@ def test_a_csharp_verbatim_string_is_one_string_over_its_lines(tmp_path: Path):
     assert swe_twins.hide(tmp_path, "csharp", ["QuoteTests.Escapes"]) == []
     kept = test.read_text()
     assert "Escapes" not in kept and "public void Kept()" in kept and kept.rstrip().endswith("}\n}")
+
+
+def test_a_table_tests_rows_are_candidates_after_its_assertions_and_tried_before_its_messages(tmp_path: Path):
+    """A Go table test compares with its rows' fields: no literal of its assertion lines but the
+    message can fail it. Its rows' values come after the assertion lines' literals (the indices a
+    `twins.json` holds keep their literal), and qualification tries them before a message's text."""
+    from environments.swe.twins import literals_of
+
+    (tmp_path / "add_test.go").write_text(textwrap.dedent('''\
+        package add
+
+        func TestAdd(t *testing.T) {
+        	cases := []struct{ a, b, want int }{
+        		{1, 2, 3},
+        		{2, 2, 4},
+        	}
+        	for _, c := range cases {
+        		if got := Add(c.a, c.b); got != c.want {
+        			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+        		}
+        	}
+        }
+        '''))
+    literals, tried = literals_of(tmp_path, "go", ["example.com/add/TestAdd"])
+    texts = [lit.text for lit in literals["example.com/add/TestAdd"]]
+    assert texts == ['"Add(%d, %d) = %d, want %d"', "1", "2", "3", "2", "2", "4"]
+    assert [texts[i] for i in tried["example.com/add/TestAdd"]] == ["1", "2", "3", "2", "2", "4",
+                                                                     '"Add(%d, %d) = %d, want %d"']
