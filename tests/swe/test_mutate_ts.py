@@ -752,6 +752,20 @@ def test_a_file_with_a_parse_error_elsewhere_still_yields_clean_mutants():
         assert mutate_ts._errors(tree.root_node) <= base
 
 
+def test_a_file_whose_root_the_grammar_cannot_parse_still_yields_its_clean_functions():
+    """YAML::Tiny's root parses as one ERROR node (its earlier errors leave its POD read as code,
+    as prose after a sub is here): the functions in it are mutated still."""
+    broken = CASES["perl"]["source"] + ("Support for plain-style mapping keys is required.\n"
+                                        "Support for quoted keys in mappings is B<not> required.\n")
+    root = mutate_ts._parser("perl").parse(broken.encode()).root_node
+    assert root.type == "ERROR"
+    ms = candidates("perl", "lib/Calc.pm", broken)
+    assert {m.function for m in ms} >= {"sum"}
+    base = mutate_ts._errors(root)
+    for m in ms:
+        assert mutate_ts._errors(mutate_ts._parser("perl").parse(apply(broken, [m]).encode()).root_node) <= base
+
+
 def test_big_file_is_fast():
     """A 3,000-line file: candidates in about a second even on a busy machine (CPU time)."""
     base = CASES["javascript"]["source"]

@@ -642,6 +642,10 @@ class _Finder:
         to walk (None: nothing under `node` is mutated)."""
         spec = self.spec
         t = node.type
+        if node.type == "ERROR" and node.parent is None:
+            # a file the grammar cannot parse whole (YAML::Tiny's root is one ERROR node): its
+            # well-formed parts are mutated still, each mutant re-parsed as ever
+            return function, [c for c in node.children if not c.has_error]
         if t in spec.skip or "comment" in t or node.is_missing or node.type == "ERROR":
             return None
         if t in spec.strings:
