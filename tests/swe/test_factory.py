@@ -270,6 +270,8 @@ def test_synth_makes_tasks_whose_base_rebuilds_from_the_store(manifests, data_di
                                                     "unstable", "no-base", "mute", "no-twins", "name-taken",
                                                     "unpinned", "rejected"}
     assert report.as_dict()["rejected_by"] == {"family:swe-twins": 1}
+    spent = report.as_dict()["outcome_seconds"]
+    assert set(spent) == {a.outcome for a in report.attempts} and spent["kept"] > 0
     assert not judged[0].exists() and len(judged) == len(report.kept) + 1  # a rejected task is deleted
     from environments.swe.cli import _yield
 

@@ -106,9 +106,11 @@ class SynthReport:
     def as_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["outcomes"] = {}
+        d["outcome_seconds"] = {}  # where the run's time went: what to make cheaper next
         d["rejected_by"] = {}
         for a in self.attempts:
             d["outcomes"][a.outcome] = d["outcomes"].get(a.outcome, 0) + 1
+            d["outcome_seconds"][a.outcome] = round(d["outcome_seconds"].get(a.outcome, 0) + a.seconds, 1)
             for check in a.rejected_by:
                 d["rejected_by"][check] = d["rejected_by"].get(check, 0) + 1
         return d
@@ -505,5 +507,5 @@ class Synthesiser:
         runs = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
         d = self.report.as_dict()
         runs.append({k: d[k] for k in ("package", "clean_tests", "clean_s", "candidates", "tried", "kept",
-                                       "outcomes", "rejected_by", "seconds")} | {"seed": self.seed})
+                                       "outcomes", "outcome_seconds", "rejected_by", "seconds")} | {"seed": self.seed})
         path.write_text(json.dumps(runs, indent=1) + "\n", encoding="utf-8")
