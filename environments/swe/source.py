@@ -10,6 +10,7 @@ package version the registries serve, pinned file by file:
         unpack: archive          # or dsc: `dpkg-source -x` (Debian: upstream plus Debian's patches)
         exclude: [docs/**]       # deleted after unpacking
         lf: [src/x.cpp]          # files whose CRLF line ends become LF (patches apply as text)
+        root: vendor/semver      # the package is this folder of the unpacked tree (a vendored crate)
 
 `envhub swe sources fetch` downloads those files once into `<data_dir>/swe-sources/sha256/<hex>`
 (content-addressed: tasks of one package share them; an install step, never run while serving).
@@ -58,6 +59,9 @@ class Source:
     #: globs of files whose CRLF line ends are made LF after unpacking: a patch applies as text, so a
     #: CRLF file could never carry a bug (tinyxml2 ships its source with CRLF)
     lf: tuple[str, ...] = ()
+    #: the folder of the unpacked tree that is the package (a crate vendored in Debian's `cargo`
+    #: source); `exclude` and `lf` are read inside it
+    root: str = ""
 
     @classmethod
     def from_metadata(cls, raw: Any, where: str = "task") -> Source:
@@ -65,11 +69,14 @@ class Source:
             files = tuple(SourceFile(str(f["name"]), str(f["sha256"]).lower()) for f in raw["files"])
             src = cls(id=str(raw["id"]), files=files, unpack=str(raw.get("unpack", "archive")),
                       exclude=tuple(str(g) for g in raw.get("exclude") or ()),
-                      lf=tuple(str(g) for g in raw.get("lf") or ()))
+                      lf=tuple(str(g) for g in raw.get("lf") or ()), root=str(raw.get("root") or ""))
         except (KeyError, TypeError) as e:
             raise TaskInvalid(f"{where}: bad metadata.source: {e!r}") from e
         bad = [f.name for f in files if len(f.sha256) != 64 or any(c not in "0123456789abcdef" for c in f.sha256)
                or "/" in f.name or f.name.startswith(".")]
+        root = Path(src.root)
+        if src.root and (root.is_absolute() or root.as_posix() != src.root or ".." in root.parts or src.root == "."):
+            raise TaskInvalid(f"{where}: metadata.source root {src.root!r} is not a plain relative folder")
         if not files or bad or src.unpack not in UNPACKERS:
             raise TaskInvalid(f"{where}: metadata.source needs files with plain names and sha256 digests and an "
                               f"unpack of {', '.join(UNPACKERS)} (bad: {', '.join(bad) or src.unpack})")
@@ -78,7 +85,8 @@ class Source:
     @property
     def key(self) -> str:
         spec = {"files": [[f.name, f.sha256] for f in self.files], "unpack": self.unpack, "exclude": self.exclude,
-                "version": UNPACK_VERSION, **({"lf": self.lf} if self.lf else {})}
+                "version": UNPACK_VERSION, **({"lf": self.lf} if self.lf else {}),
+                **({"root": self.root} if self.root else {})}
         return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:32]
 
 
@@ -154,14 +162,15 @@ def _extract_archive(path: Path, name: str, out: Path) -> None:
 
 
 def unpack(src: Source, data_dir: Path, dest: Path) -> None:
-    """Unpack `src` into `dest` (which must not exist): the upstream tree, minus `exclude`, the
-    files `lf` names with LF line ends."""
+    """Unpack `src` into `dest` (which must not exist): the upstream tree (or its `root` folder),
+    minus `exclude`, the files `lf` names with LF line ends."""
     paths = _checked_blobs(src, data_dir)
     work = Path(tempfile.mkdtemp(prefix="swe-src-", dir=dest.parent))
     try:
+        whole = work / "whole" if src.root else dest
         if src.unpack == "archive":
             _extract_archive(paths[0], src.files[0].name, work / "x")
-            _strip_top(work / "x", dest)
+            _strip_top(work / "x", whole)
         else:
             named = work / "files"
             named.mkdir()
@@ -175,7 +184,12 @@ def unpack(src: Source, data_dir: Path, dest: Path) -> None:
                                   cwd=named, capture_output=True, text=True, timeout=600)
             if proc.returncode != 0:
                 raise EnvError(f"dpkg-source -x {dsc[0]} failed: {(proc.stderr or proc.stdout)[-800:]}")
-            os.replace(work / "x", dest)
+            os.replace(work / "x", whole)
+        if src.root:
+            part = whole / src.root
+            if part.is_symlink() or not part.is_dir():
+                raise TaskInvalid(f"source {src.id}: the unpacked tree has no folder {src.root!r}")
+            os.replace(part, dest)
         for dirpath, dirnames, filenames in os.walk(dest, topdown=True):
             rel_dir = Path(dirpath).relative_to(dest).as_posix()
             for name in list(dirnames) + filenames:

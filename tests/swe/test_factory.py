@@ -481,6 +481,35 @@ def test_a_package_may_name_files_made_lf_and_only_those_leave_the_crlf_rule(man
     assert synth.source_files() == ["minilib/__init__.py", "minilib/crlf.py"]
 
 
+def test_a_package_may_be_one_folder_of_its_source_and_is_named_by_it(manifests, data_dir, tmp_path):
+    """`root: FOLDER` makes that folder of the unpacked tree the package (a crate vendored in
+    Debian's `cargo` source): its tree, mutable files and task folder are the folder's, and a
+    package without the field keeps its tree's key. A root that leaves the tree is refused."""
+    import dataclasses
+
+    from environments.swe.factory.synth import Synthesiser
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    rooted = dataclasses.replace(pkg, source=dataclasses.replace(pkg.source, root="minilib"))
+    assert rooted.source.key != pkg.source.key and rooted.metadata()["source"]["root"] == "minilib"
+    assert "root" not in pkg.metadata()["source"]
+    assert source.Source.from_metadata(rooted.metadata()["source"]) == rooted.source
+    assert sorted(p.name for p in source.tree(rooted.source, data_dir).iterdir()) == ["__init__.py", "crlf.py"]
+    assert (rooted.slug, pkg.slug) == ("minilib", "minilib")
+    as_folder = dataclasses.replace(rooted, source=dataclasses.replace(rooted.source, root="minilib"), name="vendor")
+    assert as_folder.slug == "minilib"
+    synth = Synthesiser(dataclasses.replace(rooted, source_globs=("*.py",)), tasks_root=tmp_path / "tasks",
+                        data_dir=data_dir)
+    synth.prepare()
+    assert synth.source_files() == ["__init__.py"]
+    for bad in ("../x", "/etc", "a/../b", "."):
+        with pytest.raises(TaskInvalid, match="root"):
+            source.Source.from_metadata({**rooted.metadata()["source"], "root": bad})
+    with pytest.raises(TaskInvalid, match="no folder 'nowhere'"):
+        source.tree(dataclasses.replace(pkg.source, root="nowhere"), data_dir)
+
+
 def test_a_factory_task_without_its_source_is_unavailable_with_the_fetch_command(manifests, data_dir, tmp_path):
     from envhub.config import get_settings
     from environments.swe.family import SweFamily

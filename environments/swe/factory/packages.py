@@ -49,8 +49,10 @@ class Package:
 
     @property
     def slug(self) -> str:
-        """The package's folder under tasks/swe/<language>/ (a name a task id accepts)."""
-        return "".join(c if c.isalnum() or c in "-_." else "-" for c in self.name.lower()).strip("-.")
+        """The package's folder under tasks/swe/<language>/ (a name a task id accepts): a package
+        that is a folder of its source (a vendored crate) is named by that folder."""
+        name = self.source.root.rsplit("/", 1)[-1] if self.source.root else self.name
+        return "".join(c if c.isalnum() or c in "-_." else "-" for c in name.lower()).strip("-.")
 
     def metadata(self) -> dict[str, Any]:
         """The SWE metadata of the package's tasks (`task.yaml`), less the per-task facts."""
@@ -65,6 +67,8 @@ class Package:
             src["exclude"] = list(self.source.exclude)
         if self.source.lf:
             src["lf"] = list(self.source.lf)
+        if self.source.root:
+            src["root"] = self.source.root
         out: dict[str, Any] = {"language": self.language, "package": self.id,
                                "toolchain": {"apt": apt, "check": tc.get("check", "")}, "source": src,
                                "test_command": self.test_command, "report": dict(self.report),
@@ -87,7 +91,8 @@ def _entry(raw: dict[str, Any], where: str) -> Package:
             raise PackageError(f"{where}: {pid}: unknown language {language!r}")
         files = raw["files"]
         src = Source.from_metadata({"id": pid, "files": files, "unpack": raw.get("unpack", "archive"),
-                                    "exclude": raw.get("exclude") or [], "lf": raw.get("lf") or []},
+                                    "exclude": raw.get("exclude") or [], "lf": raw.get("lf") or [],
+                                    "root": raw.get("root") or ""},
                                    f"{where}: {pid}")
         report = {"format": str(raw["report"]["format"]), "file": str(raw["report"]["file"])}
         test_globs = tuple(raw["test_globs"])
@@ -120,12 +125,13 @@ def load_all(root: Path | None = None) -> dict[str, Package]:
 
 
 def find(spec: str, root: Path | None = None) -> Package:
-    """`NAME`, `NAME==VERSION` or a package id (`pypi/toolz-0.12.1`)."""
+    """`NAME`, `NAME==VERSION` or a package id (`pypi/toolz-0.12.1`); NAME is the registry's name
+    or the package's folder (`slug`: a vendored crate's)."""
     pkgs = load_all(root)
     if spec in pkgs:
         return pkgs[spec]
     name, _, version = spec.partition("==")
-    hits = [p for p in pkgs.values() if p.name == name and (not version or p.version == version)]
+    hits = [p for p in pkgs.values() if name in (p.name, p.slug) and (not version or p.version == version)]
     if len(hits) == 1:
         return hits[0]
     if not hits:
