@@ -443,6 +443,18 @@ def test_a_bug_whose_failing_tests_cannot_be_hidden_or_twinned_is_dropped_after_
     assert synth.screen(["tests.test_minilib#test_span", "tests.test_minilib#test_made_at_run_time"]) == "no-base"
     assert "def test_span_table" in (synth.clean / "tests" / "test_minilib.py").read_text()  # a copy was cut
 
+    # and `judge` asks it right after a bug's first run: a screened-out bug costs that one run
+    synth.clean_suite()
+    runs, run = [], synth.run
+    synth.run = lambda state: runs.append(state) or run(state)
+    synth.screen = lambda f2p: "unpinned"
+    for [mutation] in synth.candidates():
+        runs.clear()
+        outcome = synth.judge([mutation], set())[0]
+        if outcome not in ("survived", "broke-build", "no-report", "too-many"):
+            break
+    assert (outcome, len(runs)) == ("unpinned", 1)
+
 
 def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp_path):
     """Patches are read as text when applied (`verifiers.swe.apply_patch`), which drops the CRs of
