@@ -187,7 +187,7 @@ def unpack(src: Source, data_dir: Path, dest: Path) -> None:
             os.replace(work / "x", whole)
         if src.root:
             part = whole / src.root
-            if part.is_symlink() or not part.is_dir():
+            if not part.resolve().is_relative_to(whole.resolve()) or part.is_symlink() or not part.is_dir():
                 raise TaskInvalid(f"source {src.id}: the unpacked tree has no folder {src.root!r}")
             os.replace(part, dest)
         for dirpath, dirnames, filenames in os.walk(dest, topdown=True):
