@@ -776,3 +776,25 @@ def test_a_table_tests_rows_are_candidates_after_its_assertions_and_tried_before
     assert texts == ['"Add(%d, %d) = %d, want %d"', "1", "2", "3", "2", "2", "4"]
     assert [texts[i] for i in tried["example.com/add/TestAdd"]] == ["1", "2", "3", "2", "2", "4",
                                                                      '"Add(%d, %d) = %d, want %d"']
+
+
+def test_a_public_rust_test_function_is_a_test_too(tmp_path: Path):
+    """semver's integration tests are `pub fn`: the hider and the twins find them."""
+    test = tmp_path / "tests" / "test_req.rs"
+    test.parent.mkdir()
+    test.write_text(textwrap.dedent('''\
+        #[test]
+        pub fn test_logical_or() {
+            assert_eq!(req("=1 || =2"), 2);
+        }
+
+        #[test]
+        pub(crate) fn test_kept() {
+            assert_eq!(req("=3"), 1);
+        }
+        '''))
+    block, _ = swe_twins.find(tmp_path, "rust", "test_logical_or")
+    assert block.name == "test_logical_or"
+    assert swe_twins.hide(tmp_path, "rust", ["test_logical_or"]) == []
+    text = test.read_text()
+    assert "test_logical_or" not in text and "#[test]\npub(crate) fn test_kept()" in text
