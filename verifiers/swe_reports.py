@@ -187,8 +187,10 @@ def _json_lines(text: str) -> Iterable[dict]:
 
 # --- TAP --------------------------------------------------------------------------------------
 
-_TAP_LINE = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<num>\d+)?\s*(?:-\s*)?(?P<desc>[^#]*?)\s*"
+#: a description runs to the first unescaped `#` (node writes a `#` of a test's name as `\#`)
+_TAP_LINE = re.compile(r"^(?P<indent>\s*)(?P<ok>not ok|ok)\b\s*(?P<num>\d+)?\s*(?:-\s*)?(?P<desc>(?:[^#\\]|\\.?)*?)\s*"
                        r"(?:#\s*(?P<directive>\S+)(?P<reason>.*))?$")
+_TAP_ESCAPE = re.compile(r"\\([#\\])")
 _TAP_SUBTEST = re.compile(r"^(?P<indent>\s*)# Subtest:\s*(?P<name>.*?)\s*$")
 _TAP_FILE = re.compile(r"^(?:# file:\s*(?P<a>\S+)|(?P<b>\S+\.\w+) \.{2,}.*)$")
 
@@ -210,14 +212,14 @@ def parse_tap(text: str) -> Statuses:
             continue
         if m := _TAP_SUBTEST.match(line):
             indent = len(m.group("indent"))
-            parents = [(i, n) for i, n in parents if i < indent] + [(indent, m.group("name"))]
+            parents = [(i, n) for i, n in parents if i < indent] + [(indent, _TAP_ESCAPE.sub(r"\1", m.group("name")))]
             continue
         m = _TAP_LINE.match(line)
         if not m:
             continue
         seen += 1
         indent = len(m.group("indent"))
-        desc = m.group("desc").strip() or f"#{m.group('num') or seen}"
+        desc = _TAP_ESCAPE.sub(r"\1", m.group("desc").strip()) or f"#{m.group('num') or seen}"
         # A result line closes its own subtest (same name, shallower or equal indent).
         chain = [n for i, n in parents if i < indent]
         parents = [(i, n) for i, n in parents if i < indent]

@@ -92,6 +92,16 @@ ok 1 - in file
                                   "plain": "skipped", "todo": "skipped", "#4": "passed", "t/other.t::in file": "passed"}
 
 
+
+def test_tap_names_keep_an_escaped_hash():
+    """node's TAP reporter writes a `#` of a test's name as `\\#` (an unescaped one starts a
+    directive): the name goes on past it, unescaped, and never reads as SKIP."""
+    text = "# Subtest: q \\# 1\n    ok 1 - Should fuzz 21\\# XYZ\n    ok 2 - odd \\# SKIP me\n" \
+           "    ok 3 - a \\\\ b # SKIP later\n    1..3\nok 1 - q \\# 1\n"
+    assert parse("tap", text) == {"q # 1 > Should fuzz 21# XYZ": "passed", "q # 1 > odd # SKIP me": "passed",
+                                  "q # 1 > a \\ b": "skipped", "q # 1": "passed"}
+
+
 def test_tap_malformed():
     with pytest.raises(ReportError):
         parse("tap", "hello\nworld\n")
