@@ -602,6 +602,8 @@ def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_
               end.not_to raise_error
         {"Action":"output","Package":"p","Test":"TestSum","Output":"    sum_test.go:9: Sum(2, 2) = 5, want 4\\n"}
         {"type":"test","name":"t::it_adds","event":"failed","stdout":"assertion `left == right` failed\\n"}
+        === CONT  TestDecode_Nil
+        ":"p","Test":"TestDecode_Hook","Output":"=== CONT  TestDecode_Hook\\n"}
         ''')
     lines = prompts._assertion_lines(output, lambda s: "with cause" not in s and "TestSum" not in s)
     assert lines == ["AssertionError [ERR_ASSERTION]: undefined == Error: HEY", "actual: undefined,",

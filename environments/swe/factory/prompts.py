@@ -135,10 +135,11 @@ _ASSERTION = re.compile(r"(?i)\b(expected|actual|assert\w*|got|want|panic\w*|mis
                         r"|!==|===|(?-i:[A-Z]\w*(Error|Exception))\b")  # a class name, not rspec's raise_error
 #: Lines that report a test's status (they name the test, or a passing one), a stack frame, or the
 #: source line a check failed on (rspec's `Failure/Error:` echoes the hidden test's code).
-_STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|=== RUN|test .* \.\.\. |"
+_STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|=== (RUN|CONT|PAUSE|NAME)|test .* \.\.\. |"
                               r"at |#\s*(Subtest|tests|pass|fail)|Failure/Error:)|node:internal|\.\w+:\d+")
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
+_EVENT_FRAGMENT = re.compile(r'"(Action|Output|Test|Package|event|stdout)":"')
 
 
 def _console_lines(output: str) -> Iterator[str]:
@@ -154,6 +155,8 @@ def _console_lines(output: str) -> Iterator[str]:
                 text = event.get("Output") or event.get("stdout") or ""
                 yield from (str(text).splitlines() if isinstance(text, str) else [])
                 continue
+        if _EVENT_FRAGMENT.search(line):  # an event cut by the output's tail: its text unknown
+            continue
         yield line
 
 
