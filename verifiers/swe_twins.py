@@ -27,7 +27,7 @@ never by hand; which alternatives are planted, the names and the places are draw
 
 A language is supported by a `Style`: where its test files are, a regular expression for a test's
 header (the name in group `name`), and how its body ends; `ALTERNATIVES` adds shapes a language's
-projects also write (C's named checks, R's RUnit), tried only for a test its own style does not
+projects also write (C's Unity tests and named checks, R's RUnit), tried only for a test its own style does not
 find. The report id of a planted copy is found by its fresh name (every report format keeps a
 test's name in its id), so no language needs its own id rules here.
 """
@@ -151,8 +151,12 @@ _NAMED_CHECKS = (
           r"(?:[^;]|;(?![ \t]*$))*?\)\s*;[ \t]*$", "statement", chars=True, asserts=True),
     Style(_C_TEST_FILES, r"^(?P<indent>[ \t]*)(?:ok|is|isnt|like|unlike|cmp_ok)\s*\((?:[^;]|;(?![ \t]*$))*?,"
           r"\s*(?P<q>\")(?P<name>[^\"\n]*?)[ \t]*\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
+#: Unity's tests (cJSON and many C libraries): `static void name(void)` functions a `RUN_TEST(name);`
+#: line of the file's main runs (`tables`: a copy is run by a line of its own, a hidden test's goes).
+_UNITY = Style(_C_TEST_FILES, r"^(?P<indent>)(?:static[ \t]+)?void[ \t]+(?P<name>\w+)[ \t]*\([ \t]*void[ \t]*\)[ \t]*$",
+               "brackets", name="snake", tables=True, chars=True)
 ALTERNATIVES: dict[str, tuple[Style, ...]] = {
-    "c": _NAMED_CHECKS,
+    "c": (_UNITY, *_NAMED_CHECKS),
     "cpp": _NAMED_CHECKS,
     "r": (Style(r"(.*/)?tests/test[-_]?[^/]*\.[Rr]",
                 r"^(?P<indent>)(?P<name>test[\w.]+)\s*<-\s*function\s*\(\s*\)\s*\{", "brackets",
@@ -542,15 +546,20 @@ def _hide_in(repo: Path, files: list[Path], style: Style, language: str, forms: 
     for path in files:
         text = path.read_text(encoding="utf-8", errors="replace")
         spans: list[tuple[int, int, str]] = []
+        names: list[str] = []
         for b in blocks(text, path.relative_to(repo).as_posix(), style):
             name = b.name.removeprefix(style.hidden)
             hits = {t for t, fs in forms.items() if any(_matches(f, name) for f in fs)}
             if hits and not any(s <= b.start < e for s, e, _ in spans):
                 found |= hits
                 spans.append((b.start, b.end, text[b.start:b.name_start]))
+                names.append(b.name)
         if not spans:
             continue
         new = _cut(text, spans, keep_pass=False)
+        if style.tables:  # what ran a hidden test would name a function that is gone
+            gone = "|".join(map(re.escape, names))
+            new = re.sub(rf"^[ \t]*RUN_TEST\(\s*(?:{gone})\s*\)\s*;[ \t]*\n", "", new, flags=re.M)
         if style.block == "indent":  # a class whose only test went needs a statement
             try:
                 compile(new, str(path), "exec")
@@ -1112,11 +1121,12 @@ def plant(repo: Path, language: str, copies: list[Copy], rng: random.Random | No
 
 
 def _register(repo: Path, style: Style, original: str, names: list[str]) -> None:
-    """Register case `original`'s group in its place: the C case table entry (`{"x", t_x}`) and the
-    CMake list that makes one CTest test per case (`foreach(name ... x ...)`) name `names` (the
-    original, renamed or not, among its copies) in that order."""
+    """Register case `original`'s group in its place: the C case table entry (`{"x", t_x}`), the
+    CMake list that makes one CTest test per case (`foreach(name ... x ...)`) and Unity's
+    `RUN_TEST(x);` line name `names` (the original, renamed or not, among its copies) in that order."""
     entry = re.compile(r'\{\s*"%s"\s*,\s*%s%s\s*\}' % (re.escape(original), style.hidden, re.escape(original)))
     listed = re.compile(r"(foreach\s*\(\s*name\b[^)]*?)(?<![\w-])%s(?![\w-])" % re.escape(original), re.S)
+    unity = re.compile(r"^([ \t]*)RUN_TEST\(\s*%s\s*\)\s*;" % re.escape(original), re.M)
     for path in sorted(repo.rglob("*")):
         if not path.is_file() or path.is_symlink() or ".git" in path.parts:
             continue
@@ -1126,6 +1136,7 @@ def _register(repo: Path, style: Style, original: str, names: list[str]) -> None
         text = path.read_text(encoding="utf-8", errors="replace")
         new = entry.sub(lambda _: ", ".join(f'{{"{n}", {style.hidden}{n}}}' for n in names), text)
         new = listed.sub(lambda m: m.group(1) + " ".join(names), new)
+        new = unity.sub(lambda m: "\n".join(f"{m.group(1)}RUN_TEST({n});" for n in names), new)
         if new != text:
             _replace_file(path, new)
 

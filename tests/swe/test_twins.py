@@ -688,7 +688,7 @@ def test_a_check_named_by_a_calls_string_is_a_test_where_the_own_style_finds_non
     tap.parent.mkdir()
     tap.write_text('int main(void) {\n    cmp_ok(count(n), "==", 3, "counts the nodes");\n    done_testing();\n}\n')
     block, _, style = swe_twins.find_styled(tmp_path, "c", "t/basic_t::counts the nodes")
-    assert block.name == "counts the nodes" and style is swe_twins.ALTERNATIVES["c"][1]
+    assert block.name == "counts the nodes" and style is swe_twins.ALTERNATIVES["c"][2]  # after Unity and the first-string checks
     # the language's own style keeps its tests: a C case function is found by the own style
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "cases.c").write_text("static int t_counts_the_nodes(void) {\n    return 0;\n}\n")
@@ -798,3 +798,55 @@ def test_a_public_rust_test_function_is_a_test_too(tmp_path: Path):
     assert swe_twins.hide(tmp_path, "rust", ["test_logical_or"]) == []
     text = test.read_text()
     assert "test_logical_or" not in text and "#[test]\npub(crate) fn test_kept()" in text
+
+
+def test_unity_tests_are_cs_alternative_and_run_by_their_run_test_lines(tmp_path: Path):
+    """cJSON's tests are Unity's: `static void name(void)` run by `RUN_TEST(name);` in the file's
+    main. Hiding one takes its RUN_TEST line too (else the file no longer builds); a copy gets a
+    RUN_TEST line of its own beside its original's."""
+    test = tmp_path / "tests" / "parse_number.c"
+    test.parent.mkdir()
+    test.write_text(textwrap.dedent('''\
+        static void assert_parse_number(const char *string, int integer)
+        {
+            TEST_ASSERT_EQUAL_INT(integer, parse(string));
+        }
+
+        static void parse_number_should_parse_zero(void)
+        {
+            assert_parse_number("0", 0);
+        }
+
+        static void parse_number_should_parse_one(void)
+        {
+            assert_parse_number("1", 1);
+        }
+
+        int CJSON_CDECL main(void)
+        {
+            UNITY_BEGIN();
+            RUN_TEST(parse_number_should_parse_zero);
+            RUN_TEST(parse_number_should_parse_one);
+            return UNITY_END();
+        }
+        '''))
+    zero = "parse_number::parse_number_should_parse_zero"
+    block, source, style = swe_twins.find_styled(tmp_path, "c", zero)
+    assert block.name == "parse_number_should_parse_zero" and style.tables
+    body = source[block.start:block.end]
+    literal = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
+                                   swe_twins.seed_of(body))[0]
+    assert literal.text == '"0"'
+    becomes = literal.alternatives[0]
+    planted = swe_twins.plant(tmp_path, "c", [swe_twins.Copy(zero, 0, becomes), swe_twins.Copy(zero)],
+                              random.Random(1))
+    text = test.read_text()
+    runs = re.findall(r"RUN_TEST\((\w+)\);", text)
+    assert len(runs) == 4 and {p.name for p in planted} <= set(runs) and "parse_number_should_parse_one" in runs
+    assert all(f"static void {name}(void)" in text for name in runs)
+    assert f'    assert_parse_number({becomes}, 0);' in text
+    test.write_text(test.read_text().replace("".join(f"    RUN_TEST({p.name});\n" for p in planted), ""))
+    assert swe_twins.hide(tmp_path, "c", [zero]) == []
+    text = test.read_text()
+    assert "parse_number_should_parse_zero" not in text and "RUN_TEST(parse_number_should_parse_one);" in text
+    assert "static void parse_number_should_parse_one(void)" in text
