@@ -1126,7 +1126,7 @@ def _register(repo: Path, style: Style, original: str, names: list[str]) -> None
     `RUN_TEST(x);` line name `names` (the original, renamed or not, among its copies) in that order."""
     entry = re.compile(r'\{\s*"%s"\s*,\s*%s%s\s*\}' % (re.escape(original), style.hidden, re.escape(original)))
     listed = re.compile(r"(foreach\s*\(\s*name\b[^)]*?)(?<![\w-])%s(?![\w-])" % re.escape(original), re.S)
-    unity = re.compile(r"^([ \t]*)RUN_TEST\(\s*%s\s*\)\s*;" % re.escape(original), re.M)
+    unity = re.compile(rf"^([ \t]*)RUN_TEST\(\s*{re.escape(original)}\s*\)\s*;", re.M)
     for path in sorted(repo.rglob("*")):
         if not path.is_file() or path.is_symlink() or ".git" in path.parts:
             continue

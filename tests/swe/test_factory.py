@@ -604,10 +604,14 @@ def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_
         {"type":"test","name":"t::it_adds","event":"failed","stdout":"assertion `left == right` failed\\n"}
         === CONT  TestDecode_Nil
         ":"p","Test":"TestDecode_Hook","Output":"=== CONT  TestDecode_Hook\\n"}
-        ''')
+        ''') + json.dumps({"type": "test", "name": "test_exact", "event": "failed", "stdout": (
+        "thread 'test_exact' panicked at 'assertion failed: `(left == right)`\n  left: `\"=1.0.0x\"`,\n"
+        " right: `\"=1.0.0\"`', tests/test_version_req.rs:54:5\n")}) + "\n"
     lines = prompts._assertion_lines(output, lambda s: "with cause" not in s and "TestSum" not in s)
     assert lines == ["AssertionError [ERR_ASSERTION]: undefined == Error: HEY", "actual: undefined,",
-                     'Parse("1.2") = 3, want 4', "Sum(2, 2) = 5, want 4", "assertion `left == right` failed"]
+                     'Parse("1.2") = 3, want 4', "Sum(2, 2) = 5, want 4", "assertion `left == right` failed",
+                     "panicked at 'assertion failed: `(left == right)`", 'left: `"=1.0.0x"`,',
+                     """right: `"=1.0.0"`'"""]
 
 
 def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():

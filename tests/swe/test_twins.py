@@ -688,7 +688,7 @@ def test_a_check_named_by_a_calls_string_is_a_test_where_the_own_style_finds_non
     tap.parent.mkdir()
     tap.write_text('int main(void) {\n    cmp_ok(count(n), "==", 3, "counts the nodes");\n    done_testing();\n}\n')
     block, _, style = swe_twins.find_styled(tmp_path, "c", "t/basic_t::counts the nodes")
-    assert block.name == "counts the nodes" and style is swe_twins.ALTERNATIVES["c"][2]  # after Unity and the first-string checks
+    assert block.name == "counts the nodes" and style is swe_twins.ALTERNATIVES["c"][2]  # Unity's, named checks
     # the language's own style keeps its tests: a C case function is found by the own style
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "cases.c").write_text("static int t_counts_the_nodes(void) {\n    return 0;\n}\n")
@@ -760,15 +760,15 @@ def test_a_table_tests_rows_are_candidates_after_its_assertions_and_tried_before
         package add
 
         func TestAdd(t *testing.T) {
-        	cases := []struct{ a, b, want int }{
-        		{1, 2, 3},
-        		{2, 2, 4},
-        	}
-        	for _, c := range cases {
-        		if got := Add(c.a, c.b); got != c.want {
-        			t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
-        		}
-        	}
+            cases := []struct{ a, b, want int }{
+                {1, 2, 3},
+                {2, 2, 4},
+            }
+            for _, c := range cases {
+                if got := Add(c.a, c.b); got != c.want {
+                    t.Errorf("Add(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+                }
+            }
         }
         '''))
     literals, tried = literals_of(tmp_path, "go", ["example.com/add/TestAdd"])

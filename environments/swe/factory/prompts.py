@@ -132,14 +132,19 @@ def _api(call: str) -> str:
 
 #: Lines that state what a failing check saw, in any runner's console (node, go, cargo, rspec, ...).
 _ASSERTION = re.compile(r"(?i)\b(expected|actual|assert\w*|got|want|panic\w*|mismatch|not equal|differ\w*)\b"
-                        r"|!==|===|(?-i:[A-Z]\w*(Error|Exception))\b")  # a class name, not rspec's raise_error
+                        r"|!==|===|(?-i:[A-Z]\w*(Error|Exception))\b"  # a class name, not rspec's raise_error
+                        r"|^\s*(left|right):")  # Rust's assert_eq! prints both sides so
 #: Lines that report a test's status (they name the test, or a passing one), a stack frame, or the
 #: source line a check failed on (rspec's `Failure/Error:` echoes the hidden test's code).
-_STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|=== (RUN|CONT|PAUSE|NAME)|test .* \.\.\. |"
-                              r"at |#\s*(Subtest|tests|pass|fail)|Failure/Error:)|node:internal|\.\w+:\d+")
+_STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|"
+                              r"=== (RUN|CONT|PAUSE|NAME)|test .* \.\.\. |at |#\s*(Subtest|tests|pass|fail)|"
+                              r"Failure/Error:)|node:internal|\.\w+:\d+")
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
 _EVENT_FRAGMENT = re.compile(r'"(Action|Output|Test|Package|event|stdout)":"')
+#: Rust's panic line names the test's thread, and its message ends with the test file's location
+_RUST_THREAD = re.compile(r"^thread '[^']*' panicked at ")
+_RUST_LOCATION = re.compile(r"', [\w./-]+\.rs:\d+:\d+$")
 
 
 def _console_lines(output: str) -> Iterator[str]:
@@ -169,7 +174,8 @@ def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
     """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
     test names, stack frames or file:line); a bare exception class brings its message line."""
     out = []
-    lines = [_LOCATION.sub("", raw).strip() for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
+    lines = [_RUST_LOCATION.sub("'", _RUST_THREAD.sub("panicked at ", _LOCATION.sub("", raw).strip()))
+             for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
     for i, line in enumerate(lines):
         if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
             out.append(_scrub(line))
