@@ -629,6 +629,7 @@ def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     assert lines == ["NoMethodError:", "undefined method `boo' for #<Hashie::Mash>", "TypeError:"]
     assert prompts._says_something(lines)
     assert not prompts._says_something(["AssertionError", "TypeError:"])
+    assert not prompts._says_something(["got:", "want:"]) and prompts._says_something(["got: 3", "want:"])
     # pytest's console is read by its failure sections (`_blocks`), never by `_assertion_lines`: the
     # test's code lines it prints around an `E   AssertionError` do not reach a prompt
     failure = prompts._failure(["    def test_x():", ">       assert_equal(expected, result)", "E       AssertionError"])

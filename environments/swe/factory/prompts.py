@@ -168,6 +168,7 @@ def _console_lines(output: str) -> Iterator[str]:
 #: An exception's class alone (`NoMethodError:`, `E   AssertionError`): it says what kind of
 #: failure, never what was seen; rspec and others print the message on the next line.
 _BARE_ERROR = re.compile(r"^[A-Z]\w*(Error|Exception|Failure)?:?$")
+_BARE_LABEL = re.compile(r"^[\w ]{1,20}:$")
 
 
 def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
@@ -187,8 +188,9 @@ def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
 
 
 def _says_something(excerpt: list[str]) -> bool:
-    """Whether a CI-log excerpt quotes more than exception class names."""
-    return any(not _BARE_ERROR.match(line) for line in excerpt)
+    """Whether a CI-log excerpt quotes more than exception class names and bare labels (go's
+    `got:` and `want:` lines whose values followed on lines of their own)."""
+    return any(not _BARE_ERROR.match(line) and not _BARE_LABEL.match(line) for line in excerpt)
 
 
 def _clip(value: str) -> str:
