@@ -850,3 +850,26 @@ def test_unity_tests_are_cs_alternative_and_run_by_their_run_test_lines(tmp_path
     text = test.read_text()
     assert "parse_number_should_parse_zero" not in text and "RUN_TEST(parse_number_should_parse_one);" in text
     assert "static void parse_number_should_parse_one(void)" in text
+
+
+def test_a_java_test_annotated_on_its_own_line_is_a_test_too(tmp_path: Path):
+    """jsoup writes `@Test public void x() {` on one line: the hider and the twins find it."""
+    test = tmp_path / "src" / "test" / "java" / "org" / "x" / "ParserTest.java"
+    test.parent.mkdir(parents=True)
+    test.write_text(textwrap.dedent('''\
+        public class ParserTest {
+            @Test public void parsesText() {
+                assertEquals("a", parse("a"));
+            }
+
+            @Test
+            public void keepsOther() {
+                assertEquals(2, count("ab"));
+            }
+        }
+        '''))
+    block, _ = swe_twins.find(tmp_path, "java", "org.x.ParserTest#parsesText")
+    assert block.name == "parsesText"
+    assert swe_twins.hide(tmp_path, "java", ["org.x.ParserTest#parsesText"]) == []
+    text = test.read_text()
+    assert "parsesText" not in text and "@Test\n    public void keepsOther()" in text
