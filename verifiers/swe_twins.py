@@ -154,8 +154,8 @@ _NAMED_CHECKS = (
           r"\s*(?P<q>\")(?P<name>[^\"\n]*?)[ \t]*\"\s*\)\s*;[ \t]*$", "statement", chars=True, asserts=True))
 #: Unity's tests (cJSON and many C libraries): `static void name(void)` functions a `RUN_TEST(name);`
 #: line of the file's main runs (`tables`: a copy is run by a line of its own, a hidden test's goes).
-_UNITY = Style(_C_TEST_FILES, r"^(?P<indent>)(?:static[ \t]+)?void[ \t]+(?P<name>\w+)[ \t]*\([ \t]*void[ \t]*\)[ \t]*$",
-               "brackets", name="snake", tables=True, chars=True)
+_UNITY = Style(_C_TEST_FILES, r"^(?P<indent>)(?:static[ \t]+)?void[ \t]+(?P<name>\w+)[ \t]*\([ \t]*void[ \t]*\)"
+               r"[ \t]*(?:\{[ \t]*)?$", "brackets", name="snake", tables=True, chars=True)
 ALTERNATIVES: dict[str, tuple[Style, ...]] = {
     "c": (_UNITY, *_NAMED_CHECKS),
     "cpp": _NAMED_CHECKS,

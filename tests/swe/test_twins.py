@@ -817,8 +817,7 @@ def test_unity_tests_are_cs_alternative_and_run_by_their_run_test_lines(tmp_path
             assert_parse_number("0", 0);
         }
 
-        static void parse_number_should_parse_one(void)
-        {
+        void parse_number_should_parse_one(void) {
             assert_parse_number("1", 1);
         }
 
@@ -833,6 +832,8 @@ def test_unity_tests_are_cs_alternative_and_run_by_their_run_test_lines(tmp_path
     zero = "parse_number::parse_number_should_parse_zero"
     block, source, style = swe_twins.find_styled(tmp_path, "c", zero)
     assert block.name == "parse_number_should_parse_zero" and style.tables
+    one, _ = swe_twins.find(tmp_path, "c", "parse_number::parse_number_should_parse_one")  # `{` on its line
+    assert one.name == "parse_number_should_parse_one"
     body = source[block.start:block.end]
     literal = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
                                    swe_twins.seed_of(body))[0]
@@ -843,13 +844,13 @@ def test_unity_tests_are_cs_alternative_and_run_by_their_run_test_lines(tmp_path
     text = test.read_text()
     runs = re.findall(r"RUN_TEST\((\w+)\);", text)
     assert len(runs) == 4 and {p.name for p in planted} <= set(runs) and "parse_number_should_parse_one" in runs
-    assert all(f"static void {name}(void)" in text for name in runs)
+    assert all(f"void {name}(void)" in text for name in runs)
     assert f'    assert_parse_number({becomes}, 0);' in text
     test.write_text(test.read_text().replace("".join(f"    RUN_TEST({p.name});\n" for p in planted), ""))
     assert swe_twins.hide(tmp_path, "c", [zero]) == []
     text = test.read_text()
     assert "parse_number_should_parse_zero" not in text and "RUN_TEST(parse_number_should_parse_one);" in text
-    assert "static void parse_number_should_parse_one(void)" in text
+    assert "void parse_number_should_parse_one(void) {" in text
 
 
 def test_a_java_test_annotated_on_its_own_line_is_a_test_too(tmp_path: Path):
