@@ -788,6 +788,8 @@ def _new_name(style: Style, original: str, text: str, rng: random.Random) -> str
         keep = rng.sample(words, k=min(len(words), rng.randint(1, 2)))
         picked = keep + rng.sample(_WORDS, k=rng.randint(2, 3))
         rng.shuffle(picked)
+        if style.name != "words" and not style.prefix and picked[0][:1].isdigit():
+            continue  # an identifier cannot start with a digit (Rust's `fn 3202_cargo()` does not build)
         if style.name == "snake":
             core = "_".join(picked)
         elif style.name == "camel":

@@ -874,3 +874,12 @@ def test_a_java_test_annotated_on_its_own_line_is_a_test_too(tmp_path: Path):
     assert swe_twins.hide(tmp_path, "java", ["org.x.ParserTest#parsesText"]) == []
     text = test.read_text()
     assert "parsesText" not in text and "@Test\n    public void keepsOther()" in text
+
+
+@pytest.mark.parametrize("language", ["rust", "java", "csharp", "cpp"])
+def test_a_fresh_identifier_never_starts_with_a_digit(language: str):
+    """semver's `test_cargo3202` gave a twin `fn 3202_yields_accepts_big_cargo()`, which does not
+    build: a name made of the original's words must not lead with its number."""
+    style = swe_twins.STYLES[language]
+    names = [swe_twins._new_name(style, "test_cargo3202", "", random.Random(i)) for i in range(300)]
+    assert not any(n[0].isdigit() for n in names) and any("3202" in n for n in names)
