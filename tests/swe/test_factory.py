@@ -511,6 +511,9 @@ def test_a_package_may_be_one_folder_of_its_source_and_is_named_by_it(manifests,
     assert (rooted.slug, pkg.slug) == ("minilib", "minilib")
     as_folder = dataclasses.replace(rooted, source=dataclasses.replace(rooted.source, root="minilib"), name="vendor")
     assert as_folder.slug == "minilib"
+    # in the factory's own manifests, a registry's name beats a vendored crate's folder
+    assert packages.find("semver").id == "pypi/semver-3.1.2"
+    assert packages.find("debian/cargo-0.66.0+ds1-1-semver").slug == "semver"
     synth = Synthesiser(dataclasses.replace(rooted, source_globs=("*.py",)), tasks_root=tmp_path / "tasks",
                         data_dir=data_dir)
     synth.prepare()

@@ -125,13 +125,15 @@ def load_all(root: Path | None = None) -> dict[str, Package]:
 
 
 def find(spec: str, root: Path | None = None) -> Package:
-    """`NAME`, `NAME==VERSION` or a package id (`pypi/toolz-0.12.1`); NAME is the registry's name
-    or the package's folder (`slug`: a vendored crate's)."""
+    """`NAME`, `NAME==VERSION` or a package id (`pypi/toolz-0.12.1`); NAME is the registry's name,
+    else the package's folder (`slug`: a vendored crate's)."""
     pkgs = load_all(root)
     if spec in pkgs:
         return pkgs[spec]
     name, _, version = spec.partition("==")
-    hits = [p for p in pkgs.values() if name in (p.name, p.slug) and (not version or p.version == version)]
+    versions = [p for p in pkgs.values() if not version or p.version == version]
+    # the registry's name first: a vendored crate's folder (`semver`) must not shadow PyPI's semver
+    hits = [p for p in versions if p.name == name] or [p for p in versions if p.slug == name]
     if len(hits) == 1:
         return hits[0]
     if not hits:
