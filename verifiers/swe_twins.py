@@ -159,6 +159,12 @@ _UNITY = Style(_C_TEST_FILES, r"^(?P<indent>)(?:static[ \t]+)?void[ \t]+(?P<name
 ALTERNATIVES: dict[str, tuple[Style, ...]] = {
     "c": (_UNITY, *_NAMED_CHECKS),
     "cpp": _NAMED_CHECKS,
+    # Test::More's checks written without parentheses (`is $got, 2, 'counts';`, modern CPAN), and
+    # test files in folders under t/ (`t/20-modules/Foo/basic.t`): every line of one is the check
+    "perl": (Style(r"(.*/)?t/(?:[^/]+/)*[^/]*\.t",
+                   r"^(?P<indent>[ \t]*)(?:is|isnt|ok|is_deeply|like|unlike|cmp_ok)(?:\s*\(|\s+)"
+                   r"(?:[^;]|;(?![ \t]*$))*?,\s*(?P<q>['\"])(?P<name>[^'\"\n]*)(?P=q)\s*\)?\s*;[ \t]*$", "statement",
+                   comment=("#",), asserts=True),),
     "r": (Style(r"(.*/)?tests/test[-_]?[^/]*\.[Rr]",
                 r"^(?P<indent>)(?P<name>test[\w.]+)\s*<-\s*function\s*\(\s*\)\s*\{", "brackets",
                 name="snake", prefix="test_", comment=("#",)),),

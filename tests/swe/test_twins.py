@@ -695,6 +695,36 @@ def test_a_check_named_by_a_calls_string_is_a_test_where_the_own_style_finds_non
     assert swe_twins.find_styled(tmp_path, "c", "cases::counts_the_nodes")[2] is swe_twins.STYLES["c"]
 
 
+def test_perls_parenless_checks_and_nested_test_files_are_its_alternative(tmp_path: Path):
+    """Perl's own style reads `is(got, expected, 'name');` in `t/*.t`. Modern CPAN writes the same
+    check without parentheses, and some suites keep their files in folders under t/: those are
+    found, hidden and twinned too, and a test the own style finds stays its."""
+    nested = tmp_path / "t" / "20-modules" / "basic.t"
+    nested.parent.mkdir(parents=True)
+    nested.write_text(textwrap.dedent('''\
+        use Test::More;
+        my $x = X->new;
+        is $x->f(1), 2, 'adds one';
+        is_deeply [ $x->g('a') ], [ 'A' ], "upper-cases";
+        ok(!$x->h, 'nothing to do');
+        done_testing;
+        '''))
+    block, text, style = swe_twins.find_styled(tmp_path, "perl", "t/20-modules/basic.t::adds one")
+    assert style is swe_twins.ALTERNATIVES["perl"][0] and text[block.start:block.end].startswith("is $x->f(1)")
+    body = text[block.start:block.end]
+    lits = swe_twins.candidates(body, (block.name_start - block.start, block.name_end - block.start), style,
+                                swe_twins.seed_of(body))
+    assert [lit.text for lit in lits][:2] == ["1", "2"]  # a parenless check is all assertion
+    planted = swe_twins.plant(tmp_path, "perl", [swe_twins.Copy("t/20-modules/basic.t::adds one", 1, "3")],
+                              random.Random(4))
+    assert len(planted) == 1 and f"is $x->f(1), 3, '{planted[0].name}';" in nested.read_text()
+    assert swe_twins.hide(tmp_path, "perl", ["t/20-modules/basic.t::upper-cases"]) == []
+    assert "upper-cases" not in nested.read_text() and "nothing to do" in nested.read_text()
+    # a check the own style reads is found by it
+    (tmp_path / "t" / "x.t").write_text("use Test::More;\nis(f(1), 2, 'adds one');\ndone_testing;\n")
+    assert swe_twins.find_styled(tmp_path, "perl", "t/x.t::adds one")[2] is swe_twins.STYLES["perl"]
+
+
 def test_runit_test_functions_are_rs_alternative(tmp_path: Path):
     """R's own style is testthat's `test_that("name", {...})`; RUnit's tests (yaml's
     `inst/tests/test_*.R`) are functions run by their name: found, hidden and twinned too."""
