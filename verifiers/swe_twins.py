@@ -111,7 +111,8 @@ STYLES: dict[str, Style] = {
     "php": Style(r"(.*/)?[^/]*Test\.php", r"^(?P<indent>[ \t]*)(?:public[ \t]+)?function (?P<name>test\w+)\s*\(\s*\)",
                  "brackets", name="camel", prefix="test", attrs=r"[ \t]*(#\[|/\*\*|\*)", comment=("//", "#")),
     "java": Style(r"(.*/)?src/test/java/.*Test\.java",
-                  r"^(?P<indent>[ \t]*)(?:@\w+(?:\([^)\n]*\))?[ \t]+)*(?:public\s+|protected\s+)?void (?P<name>\w+)\s*\(\s*\)",
+                  r"^(?P<indent>[ \t]*)(?:@\w+(?:\([^)\n]*\))?[ \t]+)*(?:public\s+|protected\s+)?"
+                  r"void (?P<name>\w+)\s*\(\s*\)",
                   "brackets",
                   name="lower_camel", attrs=r"[ \t]*@", chars=True),
     "csharp": Style(r"(.*/)?[^/]*Tests?\.cs",
