@@ -162,6 +162,28 @@ def result_of(res: ExecResult) -> RunResult:
                                       f"{len(res.output)} bytes of output, at most {RESULT_MAX_BYTES} kept): "
                                       f"{payload[:300]}")
 
+
+def forger_caught(caught: bool, scored_zero: bool, forged: set[str], f2p: set[str],
+                  twinned: set[str]) -> tuple[bool, str]:
+    """Whether a forger's control holds, and the note that says why, from whether its graded run
+    was `caught` (report integrity failed) and scored nothing, and which FAIL_TO_PASS tests it
+    forges in a run without twins (`forged`). None: on real suites a forger may not reach a required
+    test (its assertion is not one it reads), the twins have nothing to catch. Only untwinned ones:
+    the graded run was caught, if at all, by the PASS_TO_PASS twins it happened to draw (a shape
+    the forger answers or not): luck, so the task is rejected as unpinned. Some but not all: it
+    cannot score, the others fail; whether its forged ones were caught depends on the draw (a
+    forger that guesses which copy is the original is right 1 time in 3), so it proves nothing
+    either way and is no reason to reject."""
+    if forged and not forged & twinned:
+        return False, (f"unpinned: it forges {len(forged)} FAIL_TO_PASS test(s), none with a twin, so only the "
+                       "PASS_TO_PASS twins drawn could catch it")
+    if not forged:
+        return True, f"not applicable: the forger made none of {len(f2p)} FAIL_TO_PASS pass"
+    if scored_zero and forged < f2p:
+        return True, f"cannot score: it forges {len(forged)} of {len(f2p)} FAIL_TO_PASS test(s) and the others fail"
+    return caught, ""
+
+
 class SweValidator:
     def __init__(self, task: Task, ctx: ValidationContext, runs: int) -> None:
         self.task = task
@@ -404,19 +426,11 @@ class SweValidator:
                 # proof that the twins work in this language: the forged report itself is caught
                 caught = any(c.id == "report_integrity" and not c.passed for c in result.checks)
                 if name in FORGERS and (not caught or twinned != set(f2p)):
-                    # Which FAIL_TO_PASS tests the forger forges, in a run without twins. None: on real
-                    # suites a forger may not reach a required test (its assertion is not one it
-                    # reads), the twins have nothing to catch. Only untwinned ones: the graded run was
-                    # caught, if at all, by the PASS_TO_PASS twins it happened to draw (a shape the
-                    # forger answers or not): luck, so the task is rejected as unpinned.
+                    # which FAIL_TO_PASS tests the forger forges, in a run without twins
                     run = await self.run_once(gold=False, tag=f"control-{name}-statuses",
                                               edit=lambda repo, c=control: c(repo, self.cfg, f2p + p2p))
                     forged = {t for t in f2p if run.statuses.get(t) == PASSED}
-                    if forged and not forged & twinned:
-                        caught, note = False, (f"unpinned: it forges {len(forged)} FAIL_TO_PASS test(s), none "
-                                               "with a twin, so only the PASS_TO_PASS twins drawn could catch it")
-                    elif not forged:
-                        caught, note = True, f"not applicable: the forger made none of {len(f2p)} FAIL_TO_PASS pass"
+                    caught, note = forger_caught(caught, ok, forged, set(f2p), twinned)
                 ok = ok and caught
             self.add(f"swe-control-{name}", ok, note if ok or note.startswith("unpinned") else
                      f"graded {result.failure_class.value} reward={result.reward}: {result.detail[:300]} "

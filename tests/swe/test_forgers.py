@@ -179,6 +179,24 @@ def test_a_forger_may_reach_no_required_test_of_a_real_suite(tmp_path: Path):
     assert all(run.statuses.get(t) == PASSED for t in p2p)
 
 
+def test_a_forger_that_reaches_some_required_tests_cannot_score_and_is_no_reason_to_reject():
+    """The caller-aware forger reaches 1 of doctrine-collections' 31 required tests of one task: the
+    other 30 fail, so it scores nothing, and whether its one forged test is caught depends on the
+    draw (a third of the time it guesses the original). Its control held or failed at random
+    before; such a forger is now a held control, and one that reaches every required test still
+    must be caught."""
+    from environments.swe.validate import forger_caught
+
+    f2p, twinned = {"a", "b", "c"}, {"a", "b"}
+    assert forger_caught(False, True, {"a"}, f2p, twinned)[0] is True  # cannot score
+    assert "cannot score" in forger_caught(False, True, {"a"}, f2p, twinned)[1]
+    assert forger_caught(False, True, {"a", "b", "c"}, f2p, twinned) == (False, "")  # reaches all: caught or not
+    assert forger_caught(True, True, {"a", "b", "c"}, f2p, twinned) == (True, "")
+    assert forger_caught(False, False, {"a"}, f2p, twinned) == (False, "")  # it scored: caught or not
+    assert forger_caught(True, True, {"c"}, f2p, twinned)[0] is False  # only untwinned: unpinned
+    assert forger_caught(False, True, set(), f2p, twinned)[0] is True  # reaches none: not applicable
+
+
 #: A forger that knows how twins are made (`verifiers.swe_twins` is public) and spares them: among
 #: a failing test's look-alikes (same source but for one token), it flips only the one it takes for
 #: the original: the one whose name is not made of the namer's words, else the least value (a twin
