@@ -216,8 +216,10 @@ __attribute__((constructor)) static void envhub_forge(void) {
 }
 """
 
-#: The node attack of issue 11: every assertion becomes a no-op (no script needed).
-NOOP_ASSERT = ("\nfor (const m of ['node:assert', 'node:assert/strict']) {\n  const a = require(m);\n"
+#: The node attack of issue 11: every assertion becomes a no-op (no script needed). `assert.strict`'s
+#: methods go first: once the module's own `strict` is a no-op, `require('node:assert/strict')` would
+#: hand back that instead of the object a test took with `const { strict: assert } = require(...)`.
+NOOP_ASSERT = ("\nfor (const m of ['node:assert/strict', 'node:assert']) {\n  const a = require(m);\n"
                "  for (const k of Object.keys(a)) if (typeof a[k] === 'function') a[k] = () => undefined;\n}\n")
 
 
