@@ -66,11 +66,14 @@ def literals_of(repo: Path, language: str, tests: list[str]
 
 
 def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
-            data_dir: Path | None = None, max_p2p: int | None = None) -> list[swe_twins.TwinSpec]:
+            data_dir: Path | None = None, max_p2p: int | None = None,
+            timeout_s: float | None = None) -> list[swe_twins.TwinSpec]:
     """Find the task's qualifying twins (runs the suite about `ranks` + 3 times over the gold state,
     more when a batch of copies breaks the run and is split). With `max_p2p`, only that many
     PASS_TO_PASS tests (a seeded draw) get twins beside every FAIL_TO_PASS one: grading plants two
-    of them (`swe_twins.plan`), and a package's suite of hundreds would double every run."""
+    of them (`swe_twins.plan`), and a package's suite of hundreds would double every run.
+    `timeout_s`: a run's budget (default: the task's); a copy that hangs the suite (a changed
+    literal that loops) costs it once in every batch it is split through."""
     cfg = SweConfig.from_task_dir(task.path)
     if cfg.language not in swe_twins.STYLES:
         return []
@@ -93,13 +96,14 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             p2p_twinned = p2p
         literals, tried = literals_of(view, cfg.language, f2p + p2p_twinned)
         Copy = swe_twins.Copy
-        copy_ok = {p.original for run, planted in _runs(gold, task, [Copy(t) for t in literals], log, f2p + p2p)
+        exact = [Copy(t) for t in literals]
+        copy_ok = {p.original for run, planted in _runs(gold, task, exact, log, f2p + p2p, timeout_s)
                    for p in planted if p.id and run.statuses.get(p.id) == PASSED == run.statuses.get(p.original)}
         found: set[tuple[str, int, str]] = set()
         for rank in range(ranks):  # every alternative of every test's rank-th literal at once
             copies = [Copy(t, tried[t][rank], alt) for t, lits in literals.items()
                       if rank < len(tried[t]) and t in copy_ok for alt in lits[tried[t][rank]].alternatives]
-            for run, planted in _runs(gold, task, copies, log, f2p + p2p):
+            for run, planted in _runs(gold, task, copies, log, f2p + p2p, timeout_s):
                 found |= _failing_twins(run, planted)
         found = _best_literal(found, literals)
         for _ in range(TOGETHER):  # all at once, as validation plants them, in random places, the
@@ -111,7 +115,7 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
             sound: set[str] = set()  # tests whose exact copy held (a batch split apart may part them)
             renamed: set[str] = set()  # FAIL_TO_PASS tests renamed in a run that kept every required test
             failing: set[tuple[str, int, str]] = set()
-            for run, planted in _runs(gold, task, copies, log, required=f2p + p2p):
+            for run, planted in _runs(gold, task, copies, log, f2p + p2p, timeout_s):
                 sound |= {p.original for p in planted if not p.twin and not p.renamed
                           and run.statuses.get(p.id) == PASSED}
                 renamed |= {p.original for p in planted if p.renamed and run.statuses.get(p.id) == PASSED}
@@ -125,14 +129,14 @@ def qualify(task: Task, *, ranks: int = RANKS, log=print,  # noqa: ANN001
 
 
 def _runs(gold: Path, task: Task, copies: list[swe_twins.Copy], log,  # noqa: ANN001
-          required: list[str] = ()) -> list[tuple[RunResult, list[swe_twins.Planted]]]:
+          required: list[str] = (), timeout_s: float | None = None) -> list[tuple[RunResult, list[swe_twins.Planted]]]:
     """Runs of the gold state with `copies` planted; a batch whose run yields no usable report (a
     copy that does not build, or crashes the runner) or fails a `required` test (a copy whose side
     effects reach another test: Perl's statements share their objects; one that breaks its whole
     module's collection) is split in halves until the culprits are alone, and dropped."""
     if not copies:
         return []
-    run = run_state(gold, task.path, copies=copies)
+    run = run_state(gold, task.path, copies=copies, timeout_s=timeout_s)
     broken = [t for t in required if run.statuses.get(t) != PASSED]
     problem = run.problem() or (f"{len(broken)} required test(s) fail with these copies: {broken[:3]}"
                                 if broken else "")
@@ -142,7 +146,8 @@ def _runs(gold: Path, task: Task, copies: list[swe_twins.Copy], log,  # noqa: AN
     if run.toolchain_error or run.harness_error or len(copies) == 1:
         return []
     half = len(copies) // 2
-    return _runs(gold, task, copies[:half], log, required) + _runs(gold, task, copies[half:], log, required)
+    return (_runs(gold, task, copies[:half], log, required, timeout_s)
+            + _runs(gold, task, copies[half:], log, required, timeout_s))
 
 
 def _failing_twins(run: RunResult, planted: list[swe_twins.Planted]) -> set[tuple[str, int, str]]:
@@ -168,7 +173,7 @@ def _best_literal(found: set[tuple[str, int, str]], literals: dict[str, list[swe
 
 
 def write(task: Task, log=print, data_dir: Path | None = None,  # noqa: ANN001
-          max_p2p: int | None = None) -> list[swe_twins.TwinSpec]:
-    twins = qualify(task, log=log, data_dir=data_dir, max_p2p=max_p2p)
+          max_p2p: int | None = None, timeout_s: float | None = None) -> list[swe_twins.TwinSpec]:
+    twins = qualify(task, log=log, data_dir=data_dir, max_p2p=max_p2p, timeout_s=timeout_s)
     swe_twins.dump(task.tests_dir, twins)
     return twins

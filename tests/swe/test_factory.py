@@ -10,6 +10,7 @@ import re
 import shutil
 import tarfile
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -454,6 +455,30 @@ def test_a_bug_whose_failing_tests_cannot_be_hidden_or_twinned_is_dropped_after_
         if outcome not in ("survived", "broke-build", "no-report", "too-many"):
             break
     assert (outcome, len(runs)) == ("unpinned", 1)
+
+
+def test_a_run_that_hangs_costs_the_factory_a_budget_from_its_clean_suite(manifests, data_dir, tmp_path, monkeypatch):
+    """A mutant, or a twin's changed literal, that makes the suite loop ends at the factory's
+    budget (ten clean suites, at least RUN_BUDGET_MIN_S), not at the task's verify budget: the
+    twins' batches are split through several runs, and tomlkit's first task spent 25 minutes so."""
+    require_toolchain("python")
+    from environments.swe.factory import synth as synth_mod
+
+    pkg = packages.find("minilib", manifests)
+    fetch.fetch(pkg, data_dir, apt=False)
+    synth = synth_mod.Synthesiser(pkg, tasks_root=tmp_path / "tasks", data_dir=data_dir, runs=1)
+    synth.prepare()
+    assert synth.budget_s is None  # the task's own until the clean suite is timed
+    synth.clean_suite()
+    monkeypatch.setattr(synth_mod, "RUN_BUDGET_MIN_S", 3.0)
+    assert synth.budget_s == max(3.0, synth_mod.RUN_BUDGET_TIMES * synth.report.clean_s) < 60
+    hung = tmp_path / "hung"
+    shutil.copytree(synth.clean, hung, symlinks=True)
+    lib = hung / "minilib" / "__init__.py"
+    lib.write_text(lib.read_text().replace("def span(xs):\n", "def span(xs):\n    while True:\n        pass\n"))
+    started = time.monotonic()
+    run = synth.run(hung)
+    assert run.problem() and time.monotonic() - started < synth.budget_s + 30
 
 
 def test_a_source_file_with_crlf_lines_is_never_mutated(manifests, data_dir, tmp_path):

@@ -55,6 +55,9 @@ RUNS = 5  # the issue's bar: clean, bug and gold statuses identical over 5 runs
 TWINNED_P2P = 12
 #: Share of the suite a bug may fail at most.
 MAX_F2P_SHARE = 0.5
+#: A factory run's budget: this many times the clean suite's time, and at least this many seconds.
+RUN_BUDGET_TIMES = 10
+RUN_BUDGET_MIN_S = 30.0
 #: Candidates tried per task wanted, at most (most mutants are caught or survive within a few).
 TRIES_PER_TASK = 8
 #: Report formats that are the runner's console as a stream of events (`go test -json`): the
@@ -183,7 +186,14 @@ class Synthesiser:
         shutil.copy(shared / "protected.tar", self.runner_task / "tests" / "protected.tar")
 
     def run(self, state: Path) -> RunResult:
-        return run_state(state, self.runner_task, apply_test_patch=False)
+        return run_state(state, self.runner_task, apply_test_patch=False, timeout_s=self.budget_s)
+
+    @property
+    def budget_s(self) -> float | None:
+        """A factory run's budget once the clean suite is timed: a mutant or a twin that hangs the
+        suite costs that, not the task's whole verify budget, in every run it is in (the twins'
+        batches are split through several). None before: the task's."""
+        return max(RUN_BUDGET_MIN_S, RUN_BUDGET_TIMES * self.report.clean_s) if self.report.clean_s else None
 
     def clean_suite(self) -> dict[str, str]:
         started = time.monotonic()
@@ -428,7 +438,8 @@ class Synthesiser:
     def twins(self, task: Task) -> int:
         from environments.swe.twins import write
 
-        return len(write(task, log=lambda _: None, data_dir=self.data_dir, max_p2p=TWINNED_P2P))
+        return len(write(task, log=lambda _: None, data_dir=self.data_dir, max_p2p=TWINNED_P2P,
+                         timeout_s=self.budget_s))
 
     # -- the whole package ------------------------------------------------------------------------
     def synth(self, count: int, *, pairs: float = 0.2, cap: int = 60,
