@@ -642,6 +642,14 @@ def test_a_ci_log_excerpt_from_any_runner_keeps_what_the_checks_saw_and_no_test_
                      """right: `"=1.0.0"`'"""]
 
 
+def test_a_go_message_that_compares_with_not_equal_says_what_was_seen():
+    """montanaflynn/stats writes `t.Errorf("%v != %v", got, want)`: no word says got or want, the
+    comparison does (its bugs were all mute)."""
+    output = ("--- FAIL: TestMax (0.00s)\n    max_test.go:20: Max([1 2]) => 3.0 != 2.0\n"
+              "    stats_test.go:7: 1.5 != 2.5\n--- FAIL: TestLen (0.00s)\nFAIL\n")
+    assert prompts._assertion_lines(output, lambda s: True) == ["Max([1 2]) => 3.0 != 2.0", "1.5 != 2.5"]
+
+
 def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     """rspec prints `NoMethodError:` and the message on the next line: the excerpt keeps both. An
     excerpt of class names only (pytest's `AssertionError` from a helper's plain assert) quotes

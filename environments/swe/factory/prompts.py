@@ -133,7 +133,8 @@ def _api(call: str) -> str:
 #: Lines that state what a failing check saw, in any runner's console (node, go, cargo, rspec, ...).
 _ASSERTION = re.compile(r"(?i)\b(expected|actual|assert\w*|got|want|panic\w*|mismatch|not equal|differ\w*)\b"
                         r"|!==|===|(?-i:[A-Z]\w*(Error|Exception))\b"  # a class name, not rspec's raise_error
-                        r"|^\s*(left|right):")  # Rust's assert_eq! prints both sides so
+                        r"|^\s*(left|right):"  # Rust's assert_eq! prints both sides so
+                        r"|\S\s+!=\s+\S")  # go's `t.Errorf("%v != %v", got, want)`: `Max([1 2]) => 3 != 2`
 #: Lines that report a test's status (they name the test, or a passing one), a stack frame, or the
 #: source line a check failed on (rspec's `Failure/Error:` echoes the hidden test's code).
 _STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|FAIL|--- (PASS|FAIL)|"
