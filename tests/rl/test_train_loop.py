@@ -101,8 +101,14 @@ def test_eta0_fault_run_trains_on_the_clean_runs_trajectories(tokenizer) -> None
     assert all(t.reward is not None for b in faulty_learner.batches for t in b)
     still_failed = faulty.stats.get("masked_env_error", 0)
     assert faulty.retried == injected - still_failed
-    for c, f in zip(clean_learner.batches, faulty_learner.batches, strict=True):
-        if still_failed == 0:  # the usual case: the same trajectories, step by step
+    if still_failed == 0:  # the usual case: the same trajectories, step by step
+        for c, f in zip(clean_learner.batches, faulty_learner.batches, strict=True):
             assert slots(f) == slots(c)
-        else:  # a slot that failed 4 times was repaired: the rest are the clean run's
-            assert set(slots(f)) <= set(slots(c))
+    else:
+        # A slot failed every retry (about one run in three here, more under load: which call a
+        # fault hits depends on timing). Its group was repaired (a copy takes its place) or dropped,
+        # and a dropped group's place went to the next group drawn, one the clean run never drew;
+        # every other trajectory is one the clean run trained on.
+        trained = {x for b in clean_learner.batches for x in slots(b)}
+        new = [x for b in faulty_learner.batches for x in slots(b) if x not in trained]
+        assert len(new) <= 4 * faulty.stats["groups_dropped"], (new, faulty.stats)
