@@ -650,6 +650,16 @@ def test_a_go_message_that_compares_with_not_equal_says_what_was_seen():
     assert prompts._assertion_lines(output, lambda s: True) == ["Max([1 2]) => 3.0 != 2.0", "1.5 != 2.5"]
 
 
+def test_unitys_failure_line_gives_its_message_without_file_or_test_name():
+    """cJSON's Unity suites print `FILE:LINE:TEST:FAIL: message`: the file (under tests/) and the
+    test's name may not reach a prompt, the message is what the check saw (its bugs were all mute)."""
+    output = ("tests/parse_number.c:60:assert_is_number:FAIL: Expected 1 Was 0\n"
+              "tests/parse_array.c:99:test_parse_array:FAIL: Expected 'a' Was 'b'. Function x\n"
+              "tests/misc_tests.c:12:misc:FAIL\n-----------------------\n3 Tests 1 Failures 0 Ignored\n")
+    ok = lambda s: not re.search(r"\btest_\w+|tests?/", s)  # noqa: E731  (the prompt writer's rule)
+    assert prompts._assertion_lines(output, ok) == ["Expected 1 Was 0", "Expected 'a' Was 'b'. Function x"]
+
+
 def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     """rspec prints `NoMethodError:` and the message on the next line: the excerpt keeps both. An
     excerpt of class names only (pytest's `AssertionError` from a helper's plain assert) quotes

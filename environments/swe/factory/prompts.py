@@ -143,6 +143,9 @@ _STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|F
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
 _EVENT_FRAGMENT = re.compile(r'"(Action|Output|Test|Package|event|stdout)":"')
+#: Unity's failure line (`tests/parse_number.c:60:assert_is_number:FAIL: Expected 1 Was 0`): its
+#: file, line and test name go, its message stays
+_UNITY_FAIL = re.compile(r"^[\w./-]+:\d+:\w+:FAIL:?[ \t]*")
 #: Rust's panic line names the test's thread, and its message ends with the test file's location
 _RUST_THREAD = re.compile(r"^thread '[^']*' panicked at ")
 _RUST_LOCATION = re.compile(r"', [\w./-]+\.rs:\d+:\d+$")
@@ -172,12 +175,18 @@ _BARE_ERROR = re.compile(r"^[A-Z]\w*(Error|Exception|Failure)?:?$")
 _BARE_LABEL = re.compile(r"^[\w ]{1,20}:$")
 
 
+def _observed(raw: str) -> str:
+    """A console line without the file, line and test name a runner puts before what it saw (go's
+    `x_test.go:12: got 3`, Unity's, Rust's panic)."""
+    line = _LOCATION.sub("", _UNITY_FAIL.sub("", raw.strip())).strip()
+    return _RUST_LOCATION.sub("'", _RUST_THREAD.sub("panicked at ", line))
+
+
 def _assertion_lines(output: str, ok: Callable[[str], bool]) -> list[str]:
     """Up to 8 distinct lines of `output` that say what a failing check saw (no status lines,
     test names, stack frames or file:line); a bare exception class brings its message line."""
     out = []
-    lines = [_RUST_LOCATION.sub("'", _RUST_THREAD.sub("panicked at ", _LOCATION.sub("", raw).strip()))
-             for raw in _console_lines(output)]  # go's `x_test.go:12: got 3`
+    lines = [_observed(raw) for raw in _console_lines(output)]
     for i, line in enumerate(lines):
         if _ASSERTION.search(line) and not _STATUS_OR_FRAME.search(line) and ok(line) and not line.startswith(">"):
             out.append(_scrub(line))
