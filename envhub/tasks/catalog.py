@@ -71,9 +71,10 @@ class Catalog:
                 continue
             if (failed := taskset.failure()) is not None:  # served: what was made; named: what was not
                 self.errors[taskset.path] = failed
-            for folder in folders.values():
+            configs = taskset.configs(folders)
+            for seed, folder in folders.items():
                 try:
-                    task = _load_drawn(folder, taskset)
+                    task = _load_drawn(folder, taskset, configs.get(seed))
                 except TaskFormatError as e:
                     self.errors[folder] = e
                     continue
@@ -121,8 +122,8 @@ class Catalog:
 _drawn: dict[tuple[Path, Path], Task] = {}
 
 
-def _load_drawn(folder: Path, taskset: TaskSet) -> Task:
+def _load_drawn(folder: Path, taskset: TaskSet, raw: dict | None = None) -> Task:
     key = (folder, taskset.path)
     if key not in _drawn:
-        _drawn[key] = Task.load(folder, taskset)
+        _drawn[key] = Task.load(folder, taskset, raw)
     return _drawn[key]

@@ -123,16 +123,13 @@ class Task:
         return tree_sha256(self.tests_dir)
 
     @classmethod
-    def load(cls, path: Path, taskset: TaskSet | None = None) -> Task:
-        """Load and schema-check a task folder; errors name the file and field."""
+    def load(cls, path: Path, taskset: TaskSet | None = None, raw: dict[str, Any] | None = None) -> Task:
+        """Load and schema-check a task folder; errors name the file and field. `raw`: its
+        `task.yaml` already parsed (a set's, kept by `TaskSet.configs`)."""
         path = path.resolve()
         cfg_path = path / "task.yaml"
-        if not cfg_path.is_file():
-            raise TaskFormatError(f"{cfg_path}: missing", file=str(cfg_path))
-        try:
-            raw = yaml.load(cfg_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
-        except yaml.YAMLError as e:
-            raise TaskFormatError(f"{cfg_path}: not valid YAML: {e}", file=str(cfg_path)) from e
+        if raw is None:
+            raw = read_config(cfg_path)
         if not isinstance(raw, dict):
             raise TaskFormatError(f"{cfg_path}: must be a mapping", file=str(cfg_path))
         try:
@@ -155,6 +152,16 @@ class Task:
         if not (path / "tests").is_dir() or not any((path / "tests").glob("test_*.py")):
             raise TaskFormatError(f"{path / 'tests'}: no test_*.py verifier", file=str(path / "tests"))
         return cls(config=config, path=path, taskset=taskset)
+
+
+def read_config(cfg_path: Path) -> Any:
+    """A `task.yaml`, parsed (not yet checked: `Task.load` does that)."""
+    if not cfg_path.is_file():
+        raise TaskFormatError(f"{cfg_path}: missing", file=str(cfg_path))
+    try:
+        return yaml.load(cfg_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
+    except yaml.YAMLError as e:
+        raise TaskFormatError(f"{cfg_path}: not valid YAML: {e}", file=str(cfg_path)) from e
 
 
 def short_title(text: str, limit: int = 100) -> str:

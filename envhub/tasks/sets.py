@@ -36,8 +36,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envhub.errors import TaskFormatError
 from envhub.tasks.digest import tree_sha256
+from envhub.tasks.model import read_config
 
 SET_FILE = "taskset.yaml"
+#: The parsed `task.yaml` of every materialised seed, beside their folders (`TaskSet.configs`).
+CONFIGS_FILE = ".configs.json"
 RECORDS_FILE = "validation.jsonl"
 GENERATOR_PATTERN = r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$"
 PARALLEL_FROM = 64  # missing seeds from which materialising uses a process per core
@@ -162,6 +165,47 @@ class TaskSet:
             return None
         return TaskFormatError(f"{self.path / SET_FILE}: the generator failed on {len(self.failures)} seeds; "
                                f"first: {self.failures[0]}", file=str(self.path / SET_FILE), field="generator")
+
+    def configs(self, folders: dict[int, Path]) -> dict[int, Any]:
+        """Each materialised seed's `task.yaml`, parsed. Kept in one JSON file beside the folders
+        (`CONFIGS_FILE`), each with its file's size and mtime: a catalogue of thousands of drawn
+        tasks parses their YAML once, not in every process (YAML is about 20 times slower to read).
+        A file that changed since, or a seed not kept yet, is parsed again and the file rewritten."""
+        if not folders:
+            return {}
+        root = next(iter(folders.values())).parent
+        path = root / CONFIGS_FILE
+        try:
+            kept = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            kept = {}
+        out: dict[int, Any] = {}
+        changed = False
+        for seed, folder in folders.items():
+            cfg = folder / "task.yaml"
+            try:
+                st = cfg.stat()
+            except OSError:
+                continue  # Task.load names what is missing
+            stamp = [st.st_size, st.st_mtime_ns]
+            entry = kept.get(str(seed)) if isinstance(kept, dict) else None
+            if not (isinstance(entry, dict) and entry.get("stamp") == stamp):
+                try:
+                    entry = {"stamp": stamp, "raw": read_config(cfg)}
+                except TaskFormatError:
+                    continue
+                kept[str(seed)] = entry
+                changed = True
+            out[seed] = entry["raw"]
+        if changed:
+            try:
+                fd, tmp = tempfile.mkstemp(dir=root, prefix=f"{CONFIGS_FILE}.")
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    json.dump(kept, f, separators=(",", ":"))
+                os.replace(tmp, path)  # whole or not at all, whoever else writes it
+            except OSError as e:  # a read-only cache: parse again next time
+                log.debug("%s: configs not kept: %s", root, e)
+        return out
 
     # --- records ----------------------------------------------------------------------------------
 

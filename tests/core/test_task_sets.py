@@ -52,6 +52,29 @@ def test_a_set_is_listed_task_by_task_and_materialised_once(tmp_path):
     assert CALLS == []  # the cache answers: nothing is written twice
 
 
+def test_a_sets_parsed_configs_are_kept_beside_them_and_follow_a_changed_file(tmp_path, monkeypatch):
+    """A catalogue of thousands of drawn tasks reads their `task.yaml` from one JSON file, not
+    thousands of YAML files in every process; a file changed since is parsed again."""
+    from envhub.tasks import sets
+
+    write_set(tmp_path / "tasks")
+    taskset = TaskSet.load(tmp_path / "tasks" / "terminal" / "toy")
+    folders = taskset.materialize(tmp_path / "cache")
+    assert taskset.configs(folders)[3]["metadata"] == {"seed": 3}
+    assert (folders[0].parent / sets.CONFIGS_FILE).is_file()
+
+    def no_yaml(path: Path) -> None:
+        raise AssertionError(f"parsed again: {path}")
+
+    with monkeypatch.context() as m:
+        m.setattr(sets, "read_config", no_yaml)
+        assert taskset.configs(folders) == {s: {"id": f"terminal/toy/{s}", "family": "terminal", "title": f"task {s}",
+                                                "metadata": {"seed": s}} for s in range(5)}
+    (folders[3] / "task.yaml").write_text("id: terminal/toy/3\nfamily: terminal\ntitle: task 3\nmetadata: {seed: 33}\n")
+    assert taskset.configs(folders)[3]["metadata"] == {"seed": 33}
+    assert Catalog(tmp_path / "tasks", tmp_path / "cache").get("terminal/toy/3").config.metadata == {"seed": 33}
+
+
 def test_the_same_set_materialises_the_same_bytes_anywhere(tmp_path):
     """The db family's drawn set: two caches, the same bytes (a set is data, its folders a cache)."""
     tasks = tmp_path / "tasks"
