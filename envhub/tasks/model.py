@@ -21,18 +21,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from envhub.errors import TaskFormatError
 from envhub.tasks.digest import tree_sha256  # noqa: F401 - envhub.verify.runtime imports it from here
+from envhub.tasks.task_yaml import read_config
 
 if TYPE_CHECKING:
     from envhub.tasks.sets import TaskSet
 
 TASK_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]*(/[a-zA-Z0-9][a-zA-Z0-9_.+-]*)+$"
 VALIDATION_FILE = "validation.json"
-_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: ~20x faster on a large catalogue
 HIDDEN_DIRS = ("tests", "solution")
 
 
@@ -152,16 +151,6 @@ class Task:
         if not (path / "tests").is_dir() or not any((path / "tests").glob("test_*.py")):
             raise TaskFormatError(f"{path / 'tests'}: no test_*.py verifier", file=str(path / "tests"))
         return cls(config=config, path=path, taskset=taskset)
-
-
-def read_config(cfg_path: Path) -> Any:
-    """A `task.yaml`, parsed (not yet checked: `Task.load` does that)."""
-    if not cfg_path.is_file():
-        raise TaskFormatError(f"{cfg_path}: missing", file=str(cfg_path))
-    try:
-        return yaml.load(cfg_path.read_text(encoding="utf-8"), Loader=_YAML_LOADER) or {}
-    except yaml.YAMLError as e:
-        raise TaskFormatError(f"{cfg_path}: not valid YAML: {e}", file=str(cfg_path)) from e
 
 
 def short_title(text: str, limit: int = 100) -> str:

@@ -36,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from envhub.errors import TaskFormatError
 from envhub.tasks.digest import tree_sha256
-from envhub.tasks.model import read_config
+from envhub.tasks.task_yaml import read_config
 
 SET_FILE = "taskset.yaml"
 #: The parsed `task.yaml` of every materialised seed, beside their folders (`TaskSet.configs`).
