@@ -660,6 +660,32 @@ def test_unitys_failure_line_gives_its_message_without_file_or_test_name():
     assert prompts._assertion_lines(output, ok) == ["Expected 1 Was 0", "Expected 'a' Was 'b'. Function x"]
 
 
+def test_a_prompt_never_quotes_the_test_commands_own_code(manifests):
+    """tape suites run on node:test through an adapter given inline (`--import 'data:...'`), and
+    node echoes that code in its failure output (`test at data:...`, the source line of a frame):
+    the harness is not the library, so no line quoting a run of the test command reaches the issue."""
+    import dataclasses
+    import random
+
+    from verifiers.swe import RunResult
+
+    adapter = ('data:text/javascript,import assert from "node:assert"; const t = { rejects: async (p, e, m) '
+               '=> { await assert.rejects(p, e, m); tick(); }, equal: (x, y, m) => assert.strictEqual(x, y, m) };')
+    pkg = dataclasses.replace(packages.find("minilib", manifests), test_command=f"node --import '{adapter}' --test")
+    output = textwrap.dedent(f'''\
+        not ok 3 - fragment keeps its escapes
+          AssertionError [ERR_ASSERTION]: fragment does not throw during resolve
+          actual: 'x://h/p#a%252Fb'
+          expected: 'x://h/p#a%2Fb'
+          => {{ await assert.rejects(p, e, m); tick(); }}, equal: (x, y, m) => assert.strictEqual(x, y, m) }};
+          test at {adapter}
+        ''')
+    texts = [prompts.write(pkg, ["test/x.test.js#fragment keeps its escapes"], RunResult(test_output=output),
+                           set(), "", Path("/nonexistent"), random.Random(seed)).text for seed in range(6)]
+    assert all("actual: 'x://h/p#a%252Fb'" in text for text in texts)
+    assert not any("assert.rejects" in text or "data:text" in text for text in texts)
+
+
 def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     """rspec prints `NoMethodError:` and the message on the next line: the excerpt keeps both. An
     excerpt of class names only (pytest's `AssertionError` from a helper's plain assert) quotes

@@ -1,12 +1,12 @@
 """Issue text for a factory task, written from what its failing tests observed (no model).
 
 A user reports what they saw: the call, what came back and what they expected, or the failure
-lines of a CI log. The text never holds a test's code, a test's name, a test file's path or the
-mutated line (before or after the bug); a sentence that would is dropped. Styles: `report` (a
-user's bug report with the call and values), `ci-log` (an excerpt of the failing run's error
-lines), `terse` (one line, as in a tracker's title). A runner whose console prints no failure
-messages (its report goes to a file only) leaves just the count of failing tests. The optional
-rewrite by an OpenAI-compatible endpoint is not built yet.
+lines of a CI log. The text never holds a test's code, a test's name, a test file's path, the
+mutated line (before or after the bug) or the test command's own code; a sentence that would is
+dropped. Styles: `report` (a user's bug report with the call and values), `ci-log` (an excerpt of
+the failing run's error lines), `terse` (one line, as in a tracker's title). A runner whose
+console prints no failure messages (its report goes to a file only) leaves just the count of
+failing tests. The optional rewrite by an OpenAI-compatible endpoint is not built yet.
 """
 
 from __future__ import annotations
@@ -115,6 +115,22 @@ def _forbidden(f2p: list[str], gold: str) -> list[str]:
     out = {_test_name(t) for t in f2p} | {f for t in f2p for f in _test_files(t)[:1]}
     out |= {line.strip() for line in changed_lines(gold) if len(line.strip()) >= 8}
     return sorted((x for x in out if x), key=len, reverse=True)
+
+
+#: A line sharing this many characters in a row with the package's test command quotes the
+#: harness (a runner given code inline, e.g. node's `--import data:...` adapter echoed in a stack
+#: frame), not the library's behaviour.
+HARNESS_RUN = 32
+
+
+def _harness_windows(test_command: str) -> frozenset[str]:
+    text = " ".join(test_command.split())
+    return frozenset(text[i:i + HARNESS_RUN] for i in range(len(text) - HARNESS_RUN + 1))
+
+
+def _quotes(windows: frozenset[str], line: str) -> bool:
+    text = " ".join(line.split())
+    return any(text[i:i + HARNESS_RUN] in windows for i in range(len(text) - HARNESS_RUN + 1))
 
 
 def _api(call: str) -> str:
@@ -261,9 +277,11 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
                 failures.append(_failure(lines))
                 break
     forbidden = _forbidden(f2p, gold)
+    harness = _harness_windows(pkg.test_command)
 
     def ok(sentence: str) -> bool:
-        return not any(x in sentence for x in forbidden) and not re.search(r"\btest_\w+|tests?/", sentence)
+        return (not any(x in sentence for x in forbidden) and not re.search(r"\btest_\w+|tests?/", sentence)
+                and not _quotes(harness, sentence))
 
     with_call = [f for f in failures if f.call and (f.got or f.error) and ok(f.call)]
     style = rng.choice(STYLES)
