@@ -14,6 +14,7 @@ judges them (`envhub.records`).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import importlib
@@ -199,10 +200,7 @@ class TaskSet:
             out[seed] = entry["raw"]
         if changed:
             try:
-                fd, tmp = tempfile.mkstemp(dir=root, prefix=f"{CONFIGS_FILE}.")
-                with os.fdopen(fd, "w", encoding="utf-8") as f:
-                    json.dump(kept, f, separators=(",", ":"))
-                os.replace(tmp, path)  # whole or not at all, whoever else writes it
+                _write_whole(path, json.dumps(kept, separators=(",", ":")))
             except OSError as e:  # a read-only cache: parse again next time
                 log.debug("%s: configs not kept: %s", root, e)
         return out
@@ -239,12 +237,24 @@ class TaskSet:
             records[seed] = record
             text = "".join(json.dumps({"seed": s, **records[s]}, sort_keys=True, separators=(",", ":")) + "\n"
                            for s in sorted(records))
-            fd, tmp = tempfile.mkstemp(dir=self.path, prefix=f".{RECORDS_FILE}.")
-            os.fchmod(fd, 0o644)  # a file of the repository, not mkstemp's private one
-            with os.fdopen(fd, "w") as f:
-                f.write(text)
-            os.replace(tmp, self.records_path)
+            _write_whole(self.records_path, text)
             self._records = None
+
+
+def _write_whole(path: Path, text: str) -> None:
+    """Replace `path` with `text` in one rename, so a reader never sees half of it; readable by
+    every user (a file of the repository or a shared cache, not mkstemp's private one). A failed
+    write leaves no temporary file behind."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _materialize_one(job: tuple[str, str, int, Path]) -> str | None:

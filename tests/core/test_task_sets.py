@@ -61,7 +61,8 @@ def test_a_sets_parsed_configs_are_kept_beside_them_and_follow_a_changed_file(tm
     taskset = TaskSet.load(tmp_path / "tasks" / "terminal" / "toy")
     folders = taskset.materialize(tmp_path / "cache")
     assert taskset.configs(folders)[3]["metadata"] == {"seed": 3}
-    assert (folders[0].parent / sets.CONFIGS_FILE).is_file()
+    kept = folders[0].parent / sets.CONFIGS_FILE
+    assert kept.is_file() and kept.stat().st_mode & 0o777 == 0o644  # other users' processes read it too
 
     def no_yaml(path: Path) -> None:
         raise AssertionError(f"parsed again: {path}")
@@ -73,6 +74,7 @@ def test_a_sets_parsed_configs_are_kept_beside_them_and_follow_a_changed_file(tm
     (folders[3] / "task.yaml").write_text("id: terminal/toy/3\nfamily: terminal\ntitle: task 3\nmetadata: {seed: 33}\n")
     assert taskset.configs(folders)[3]["metadata"] == {"seed": 33}
     assert Catalog(tmp_path / "tasks", tmp_path / "cache").get("terminal/toy/3").config.metadata == {"seed": 33}
+    assert sorted(p.name for p in kept.parent.iterdir() if not p.is_dir()) == [sets.CONFIGS_FILE]  # no temp left
 
 
 def test_the_same_set_materialises_the_same_bytes_anywhere(tmp_path):
