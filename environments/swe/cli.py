@@ -168,6 +168,7 @@ def sources_list(language: list[str] = typer.Option(None, "--language", help="On
     """Every pinned package: where it comes from, whether it is fetched, its tasks and the factory's
     yield on it (candidates tried, tasks kept, validation seconds per kept task)."""
     from environments.swe import source
+    from environments.swe.factory import shared_builds
 
     settings = get_settings()
     rows = []
@@ -176,6 +177,7 @@ def sources_list(language: list[str] = typer.Option(None, "--language", help="On
                    if source.blob(settings.data_dir, f).is_file())
         rows.append({"id": p.id, "language": p.language, "registry": p.registry, "version": p.version,
                      "fetched": not source.missing(p.source, settings.data_dir), "bytes": size,
+                     "shared_build": shared_builds.present(p) if p.prebuilt else None,
                      "suite_s": p.suite_s, "tests": p.tests,
                      **_yield(settings.tasks_dir / "swe" / p.language / p.slug)})
     if as_json:
@@ -184,7 +186,9 @@ def sources_list(language: list[str] = typer.Option(None, "--language", help="On
     from envhub.cli._shared import fitted_table
 
     cells = [{"package": r["id"], "language": r["language"], "registry": r["registry"],
-              "fetched": "[green]yes[/green]" if r["fetched"] else "[red]no[/red]", "KiB": f"{r['bytes'] / 1024:.0f}",
+              "fetched": ("[red]no[/red]" if not r["fetched"]
+                          else "[green]yes[/green]" if r["shared_build"] is not False
+                          else "[yellow]yes, its shared build not made[/yellow]"), "KiB": f"{r['bytes'] / 1024:.0f}",
               "suite s": f"{r['suite_s']:g}", "tests": str(r["tests"]), "tasks": str(r["tasks"]),
               "validated": str(r["validated"]), "tried": str(r["tried"]), "kept": str(r["kept"]),
               "val s": f"{r['validation_s']:.0f}" if r["validation_s"] else "-"} for r in rows]
@@ -211,7 +215,9 @@ def _yield(root: Path) -> dict[str, Any]:
 @sources_app.command("fetch")
 def sources_fetch(packages: list[str] = typer.Argument(None, help="Package ids or NAME[==VERSION] (default: all)."),
                   language: list[str] = typer.Option(None, "--language", help="Only these languages."),
-                  no_apt: bool = typer.Option(False, "--no-apt", help="Skip the packages' extra Debian packages."),
+                  no_apt: bool = typer.Option(False, "--no-apt",
+                                              help="Skip the packages' extra Debian packages and shared dependency "
+                                                   "builds (both write system folders)."),
                   manifests: Path = _MANIFESTS,
                   as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Download each pinned source once, check its sha256 and keep it in the store (idempotent)."""
@@ -237,8 +243,10 @@ def sources_fetch(packages: list[str] = typer.Argument(None, help="Package ids o
         typer.echo(json.dumps({"fetched": results, "failed": failed}, indent=2))
     else:
         new = [r for r in results if r["stored"]]
+        built = sum(r["built"] for r in results)
         console.print(f"{len(results)} sources present ({len(new)} fetched now, "
-                      f"{sum(r['bytes'] for r in new) / 1e6:.1f} MB); {len(failed)} failed")
+                      f"{sum(r['bytes'] for r in new) / 1e6:.1f} MB"
+                      + (f"; {built} shared dependency builds made" if built else "") + f"); {len(failed)} failed")
     if failed:
         raise typer.Exit(1)
 

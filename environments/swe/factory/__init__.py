@@ -3,6 +3,7 @@
     packages/<registry>.yaml   pinned package versions (PyPI sdists, npm tarballs, Debian sources)
     packages.py                those manifests, read and checked
     fetch.py                   `envhub swe sources fetch`: download once, check sha256, store by content
+    shared_builds.py           a package's dependency build made once at install, every task's build starts from it
     mutation.py                a candidate bug (`Mutation`) and how edits apply
     mutate_py.py               Python's operators over `ast`; mutate_ts.py: the other languages (tree-sitter)
     synth.py                   `envhub swe synth`: clean suite, candidates, runs, task folders, the gate

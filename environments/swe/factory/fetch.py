@@ -3,8 +3,9 @@
 PyPI and npm files come from the registry URL in the manifest; Debian's from `apt-get source
 --download-only NAME=VERSION` (the machine's deb-src entry: `scripts/bootstrap.sh` adds it). A
 file whose digest differs from the pin is refused and nothing is stored. The Debian packages a
-package's build or tests need (its `apt` list) are installed in the same step. An install step,
-like the toolchains: nothing here runs while serving.
+package's build or tests need (its `apt` list) are installed in the same step, and a package that
+declares a shared dependency build has it built (`shared_builds.py`). An install step, like the
+toolchains: nothing here runs while serving.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 
 from environments.swe import source as swe_source
 from environments.swe import toolchains
+from environments.swe.factory import shared_builds
 from environments.swe.factory.packages import Package
 
 Progress = Callable[[str, int, int], None]  # (file name, bytes done, bytes total or 0)
@@ -37,6 +39,7 @@ class Fetched:
     present: list[str] = field(default_factory=list)  # already in the store
     bytes: int = 0
     apt_installed: list[str] = field(default_factory=list)
+    built: bool = False  # its shared dependency build made now
 
 
 def _store(data_dir: Path, path: Path, want: str, name: str) -> int:
@@ -115,6 +118,10 @@ def fetch(pkg: Package, data_dir: Path, progress: Progress = lambda *_: None, *,
             shutil.rmtree(work, ignore_errors=True)
     if apt:
         out.apt_installed = _install_apt(pkg)
+        try:
+            out.built = shared_builds.build(pkg, data_dir)
+        except shared_builds.PrebuiltError as e:
+            raise FetchError(str(e)) from e
     return out
 
 

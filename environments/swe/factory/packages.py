@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from environments.swe import toolchains
+from environments.swe.factory import shared_builds
 from environments.swe.source import Source
 
 PACKAGES_DIR = Path(__file__).parent / "packages"
@@ -46,6 +47,9 @@ class Package:
     suite_s: float = 0.0
     tests: int = 0
     notes: str = ""
+    #: The folder `build` fills (`$TMPDIR/target`) that the install step builds once from the clean
+    #: tree and every task's build starts from (`shared_builds.py`); empty: none.
+    prebuilt: str = ""
 
     @property
     def slug(self) -> str:
@@ -74,7 +78,7 @@ class Package:
                                "test_command": self.test_command, "report": dict(self.report),
                                "protected_paths": list(self.protected_paths)}
         if self.build:
-            out["build"] = self.build
+            out["build"] = f"{shared_builds.restore_command(self)}; {self.build}" if self.prebuilt else self.build
         if self.env:
             out["env"] = dict(self.env)
         return out
@@ -96,6 +100,10 @@ def _entry(raw: dict[str, Any], where: str) -> Package:
                                    f"{where}: {pid}")
         report = {"format": str(raw["report"]["format"]), "file": str(raw["report"]["file"])}
         test_globs = tuple(raw["test_globs"])
+        shared = str(raw.get("prebuilt") or "")
+        if shared and (language not in shared_builds.LANGUAGES or not raw.get("build")):
+            raise PackageError(f"{where}: {pid}: prebuilt needs a build command and one of the languages "
+                               f"{', '.join(shared_builds.LANGUAGES)}")
         protected = tuple(raw.get("protected_paths") or test_globs)
         return Package(id=pid, registry=registry, name=str(raw["name"]), version=str(raw["version"]),
                        language=language, source=src, urls={f["name"]: f["url"] for f in files if f.get("url")},
@@ -105,7 +113,7 @@ def _entry(raw: dict[str, Any], where: str) -> Package:
                        env={str(k): str(v) for k, v in (raw.get("env") or {}).items()},
                        apt=tuple(raw.get("apt") or ()), toolchain=dict(raw.get("toolchain") or {}),
                        suite_s=float(raw.get("suite_s") or 0), tests=int(raw.get("tests") or 0),
-                       notes=str(raw.get("notes") or ""))
+                       notes=str(raw.get("notes") or ""), prebuilt=shared)
     except (KeyError, TypeError) as e:
         raise PackageError(f"{where}: entry {raw.get('id', '?') if isinstance(raw, dict) else raw!r} lacks {e}") from e
 
