@@ -234,7 +234,10 @@ def sources_fetch(packages: list[str] = typer.Argument(None, help="Package ids o
         for p in pkgs:
             progress.update(bar, description=p.id)
             try:
-                results.append(asdict(fetch(p, settings.data_dir, apt=not no_apt)))
+                # a package's shared build serves its tasks: one without tasks gets it when named
+                # (or from `synth`), so a fresh install builds only what the catalogue runs
+                serves = bool(packages) or any((settings.tasks_dir / "swe" / p.language / p.slug).glob("*/task.yaml"))
+                results.append(asdict(fetch(p, settings.data_dir, apt=not no_apt, shared_build=serves)))
             except FetchError as e:
                 failed.append({"package": p.id, "error": str(e)})
                 console.print(f"[red]{p.id}: {e}[/red]")

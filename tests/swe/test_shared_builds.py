@@ -79,8 +79,9 @@ def _backdated_bug(tree: Path, dest: Path) -> Path:
 
 
 def test_the_shared_build_keeps_the_dependencies_and_nothing_of_the_package(crate, tmp_path):
+    assert fetch.fetch(crate, tmp_path / "data", shared_build=False).built is False  # a package without tasks
     assert not shared_builds.present(crate)
-    assert shared_builds.build(crate, tmp_path / "data") is True and shared_builds.present(crate)
+    assert fetch.fetch(crate, tmp_path / "data").built is True and shared_builds.present(crate)
     assert shared_builds.build(crate, tmp_path / "data") is False  # made once
     names = [p.name for p in (shared_builds.folder(crate) / "target").rglob("*")]
     assert any(n.startswith("libhelper-") and n.endswith(".rlib") for n in names)

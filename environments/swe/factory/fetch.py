@@ -92,8 +92,10 @@ def _install_apt(pkg: Package) -> list[str]:
     return lacking
 
 
-def fetch(pkg: Package, data_dir: Path, progress: Progress = lambda *_: None, *, apt: bool = True) -> Fetched:
-    """Store every pinned file of `pkg` that the store lacks (idempotent)."""
+def fetch(pkg: Package, data_dir: Path, progress: Progress = lambda *_: None, *, apt: bool = True,
+          shared_build: bool = True) -> Fetched:
+    """Store every pinned file of `pkg` that the store lacks (idempotent); with `apt`, install its
+    Debian packages and, with `shared_build`, make its shared dependency build."""
     out = Fetched(pkg.id)
     lacking = swe_source.missing(pkg.source, data_dir)
     out.present = [f.name for f in pkg.source.files if f not in lacking]
@@ -118,6 +120,7 @@ def fetch(pkg: Package, data_dir: Path, progress: Progress = lambda *_: None, *,
             shutil.rmtree(work, ignore_errors=True)
     if apt:
         out.apt_installed = _install_apt(pkg)
+    if apt and shared_build:
         try:
             out.built = shared_builds.build(pkg, data_dir)
         except shared_builds.PrebuiltError as e:

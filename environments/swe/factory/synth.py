@@ -41,7 +41,7 @@ from envhub.errors import TaskInvalid
 from envhub.tasks.model import Task
 from environments.swe import source as swe_source
 from environments.swe.authoring import VERIFIER
-from environments.swe.factory import prompts
+from environments.swe.factory import prompts, shared_builds
 from environments.swe.factory.mutation import Mutation, apply
 from environments.swe.factory.packages import Package
 from environments.swe.factory.pinned import unpinned
@@ -170,6 +170,12 @@ class Synthesiser:
         if lacking := swe_source.missing(self.pkg.source, self.data_dir):
             raise SynthError(f"{self.pkg.id} is not fetched ({', '.join(f.name for f in lacking)}): "
                              f"run `{swe_source.fetch_command(self.pkg.source)}`")
+        if self.pkg.prebuilt and not shared_builds.present(self.pkg):
+            self.log(f"{self.pkg.id}: making its shared dependency build (once)")
+            try:
+                shared_builds.build(self.pkg, self.data_dir)
+            except (shared_builds.PrebuiltError, OSError) as e:  # not root: every suite builds cold
+                self.log(f"{self.pkg.id}: no shared dependency build ({e})")
         self.clean = self.work / "clean"
         shutil.copytree(swe_source.tree(self.pkg.source, self.data_dir), self.clean, symlinks=True)
         shared = self.root / PACKAGE_DIR
