@@ -686,6 +686,20 @@ def test_a_prompt_never_quotes_the_test_commands_own_code(manifests):
     assert not any("assert.rejects" in text or "data:text" in text for text in texts)
 
 
+def test_a_vendored_crates_issue_names_the_crate_not_the_source_package(manifests):
+    """url is a folder of Debian's cargo source: a user reports a bug in url, not in cargo."""
+    import dataclasses
+    import random
+
+    from verifiers.swe import RunResult
+
+    minilib = packages.find("minilib", manifests)
+    pkg = dataclasses.replace(minilib, source=dataclasses.replace(minilib.source, root="vendor/url"))
+    issue = prompts.write(pkg, ["tests/parse.rs#parses"], RunResult(test_output="expected: 3\nactual: 4\n"), set(), "",
+                          Path("/nonexistent"), random.Random(0))
+    assert "url (vendored in minilib 1.0)" in issue.text and issue.title.startswith("url: ")
+
+
 def test_a_bare_exception_class_brings_its_message_and_alone_says_nothing():
     """rspec prints `NoMethodError:` and the message on the next line: the excerpt keeps both. An
     excerpt of class names only (pytest's `AssertionError` from a helper's plain assert) quotes

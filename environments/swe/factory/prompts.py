@@ -285,10 +285,12 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
 
     with_call = [f for f in failures if f.call and (f.got or f.error) and ok(f.call)]
     style = rng.choice(STYLES)
-    label = f"{pkg.name} {pkg.version}"
+    # a crate vendored in another package's source goes by its own name
+    name = pkg.slug if pkg.source.root else pkg.name
+    label = f"{name} (vendored in {pkg.name} {pkg.version})" if pkg.source.root else f"{name} {pkg.version}"
     n = len(f2p)
     paragraphs: list[str] = []
-    title = f"{pkg.name}: wrong results since the last change"
+    title = f"{name}: wrong results since the last change"
     if style == "report" and with_call:
         f = rng.choice(with_call)
         if f.got and f.expected:
@@ -298,7 +300,7 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
             sentence = f"With {label}, `{_clip(f.call)}` fails with `{_clip(f.error)}`."
         if ok(sentence):
             paragraphs.append(sentence)
-            title = f"{pkg.name}: `{_clip(_api(f.call))}` " + ("returns a wrong result" if f.got else "raises")
+            title = f"{name}: `{_clip(_api(f.call))}` " + ("returns a wrong result" if f.got else "raises")
             paragraphs += _also(f, with_call, ok)
     if style in ("report", "terse") and not paragraphs and with_call:
         f = with_call[0]
@@ -308,7 +310,7 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
         if ok(sentence):
             paragraphs = [sentence, *_also(f, with_call, ok)]
             style = "terse"
-            title = f"{pkg.name}: `{_clip(_api(f.call))}` misbehaves"
+            title = f"{name}: `{_clip(_api(f.call))}` misbehaves"
     informative = True
     if not paragraphs:
         style = "ci-log"
@@ -320,7 +322,7 @@ def write(pkg: Package, f2p: list[str], run: RunResult, functions: set[str], gol
         paragraphs.append("\n".join("    " + _clip(x) for x in excerpt) if excerpt else
                           "    (the failing assertions print no values)")
         informative = _says_something(excerpt)
-        title = f"{pkg.name}: {n} test{'s fail' if n != 1 else ' fails'} in CI"
+        title = f"{name}: {n} test{'s fail' if n != 1 else ' fails'} in CI"
     if style != "terse":
         others = n - 1
         if others > 0 and style != "ci-log":
