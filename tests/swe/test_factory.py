@@ -650,6 +650,30 @@ def test_a_go_message_that_compares_with_not_equal_says_what_was_seen():
     assert prompts._assertion_lines(output, lambda s: True) == ["Max([1 2]) => 3.0 != 2.0", "1.5 != 2.5"]
 
 
+def test_a_go_suites_failure_messages_reach_the_prompt_past_hundreds_of_passing_tests(tmp_path):
+    """The synthesiser prints a `go test -json` report to its console for the prompt; every test's
+    start, run and pass events pushed gods' failures (304 tests) out of the output's tail, and all
+    its bugs were mute. Only the events that say something are printed."""
+    import json
+    import subprocess
+
+    from environments.swe.factory.synth import CONSOLE_IN_REPORT
+
+    events = [{"Action": "start", "Package": "p"}]
+    for i in range(2000):
+        ok = {"Package": "p", "Test": f"TestOk{i}"}
+        events += [{"Action": "run", **ok}, {"Action": "output", **ok, "Output": f"=== RUN   TestOk{i}\n"},
+                   {"Action": "output", **ok, "Output": f"--- PASS: TestOk{i} (0.00s)\n"}, {"Action": "pass", **ok}]
+        if i == 3:
+            bad = {"Package": "p", "Test": "TestMax"}
+            events += [{"Action": "output", **bad, "Output": "    max_test.go:9: Got 3 expected 2\n"},
+                       {"Action": "fail", **bad}]
+    (tmp_path / "go.jsonl").write_text("".join(json.dumps(e, separators=(",", ":")) + "\n" for e in events))  # as go
+    out = subprocess.run(["/bin/bash", "-c", f"{CONSOLE_IN_REPORT['go_test_json']} {tmp_path / 'go.jsonl'}"],
+                         capture_output=True, text=True).stdout
+    assert len(out) < 1000 and prompts._assertion_lines(out[-32_000:], lambda s: True) == ["Got 3 expected 2"]
+
+
 def test_unitys_failure_line_gives_its_message_without_file_or_test_name():
     """cJSON's Unity suites print `FILE:LINE:TEST:FAIL: message`: the file (under tests/) and the
     test's name may not reach a prompt, the message is what the check saw (its bugs were all mute)."""

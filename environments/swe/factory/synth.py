@@ -61,8 +61,11 @@ RUN_BUDGET_MIN_S = 30.0
 #: Candidates tried per task wanted, at most (most mutants are caught or survive within a few).
 TRIES_PER_TASK = 8
 #: Report formats that are the runner's console as a stream of events (`go test -json`): the
-#: synthesiser's runs print the report too, so the prompt can quote what the failing checks said.
-CONSOLE_IN_REPORT = frozenset({"go_test_json"})
+#: synthesiser's runs print the report's events that carry what a check said (no start, run, pass
+#: or skip events: in a suite of hundreds of tests they would push the failures out of the output's
+#: tail, as gods' 304 did), so the prompt can quote it.
+CONSOLE_IN_REPORT = {"go_test_json": r"""grep -v -e '"Action":"\(run\|pass\|pause\|cont\|start\|skip\)"' """
+                                     r"""-e '"Output":"\(=== \|--- PASS\|PASS\\n\|ok \)'"""}
 PACKAGE_DIR = "_package"  # beside the package's tasks: what they share (the protected files)
 MIN_TWINS = 2
 
@@ -185,8 +188,9 @@ class Synthesiser:
         (self.runner_task / "tests").mkdir(parents=True)
         meta = self.pkg.metadata()
         if meta["report"]["format"] in CONSOLE_IN_REPORT:  # the failing checks' messages, for the prompt
+            said = CONSOLE_IN_REPORT[meta["report"]["format"]]
             meta["test_command"] = (f"( {meta['test_command']} ); s=$?; "
-                                    f"head -c 4000000 \"$REPORT_DIR\"/{meta['report']['file']}; exit $s")
+                                    f"{said} \"$REPORT_DIR\"/{meta['report']['file']} | head -c 4000000; exit $s")
         (self.runner_task / "task.yaml").write_text(yaml.safe_dump(_task_yaml(self.pkg, "swe/x/y", meta, "x",
                                                                                 "medium", [])), encoding="utf-8")
         shutil.copy(shared / "protected.tar", self.runner_task / "tests" / "protected.tar")
