@@ -163,6 +163,8 @@ def _packages(specs: list[str] | None, language: list[str] | None, manifests: Pa
 
 @sources_app.command("list")
 def sources_list(language: list[str] = typer.Option(None, "--language", help="Only these languages."),
+                 by_language: bool = typer.Option(False, "--by-language",
+                                                  help="One row per language: the factory's yield summed."),
                  manifests: Path = _MANIFESTS,
                  as_json: bool = typer.Option(False, "--json", help="Print JSON.")) -> None:
     """Every pinned package: where it comes from, whether it is fetched, its tasks and the factory's
@@ -180,6 +182,9 @@ def sources_list(language: list[str] = typer.Option(None, "--language", help="On
                      "shared_build": shared_builds.present(p) if p.prebuilt else None,
                      "suite_s": p.suite_s, "tests": p.tests,
                      **_yield(settings.tasks_dir / "swe" / p.language / p.slug)})
+    if by_language:
+        _by_language(rows, language, as_json)
+        return
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
@@ -199,6 +204,36 @@ def sources_list(language: list[str] = typer.Option(None, "--language", help="On
                                right=("KiB", "suite s", "tests", "tasks", "validated", "tried", "kept", "val s")))
     console.print(f"{len(rows)} packages, {sum(r['fetched'] for r in rows)} fetched, "
                   f"{sum(r['bytes'] for r in rows) / 1e6:.1f} MB in the store")
+
+
+#: What the factory aims at in every language (issue #37's bar).
+TASKS_PER_LANGUAGE = 20
+
+
+def _by_language(rows: list[dict[str, Any]], languages: list[str] | None, as_json: bool) -> None:
+    """The packages' rows summed per language, every language listed (none pinned is a row too)."""
+    out = []
+    for lang in languages or sorted(toolchains.TOOLCHAINS):
+        mine = [r for r in rows if r["language"] == lang]
+        validated = sum(r["validated"] for r in mine)
+        seconds = sum(r["validation_s"] * r["validated"] for r in mine)
+        out.append({"language": lang, "pinned": len(mine), "with_tasks": sum(1 for r in mine if r["validated"]),
+                    "tried": sum(r["tried"] for r in mine), "kept": sum(r["kept"] for r in mine),
+                    "validated": validated, "validation_s": round(seconds / validated, 1) if validated else 0.0})
+    if as_json:
+        typer.echo(json.dumps(out, indent=2))
+        return
+    table = Table("language", "pinned", "with tasks", "tried", "kept", "validated", "val s",
+                  title=f"the factory by language (its bar: {TASKS_PER_LANGUAGE} validated tasks in each)")
+    for r in out:
+        done = r["validated"] >= TASKS_PER_LANGUAGE
+        table.add_row(r["language"], str(r["pinned"]), str(r["with_tasks"]), str(r["tried"]), str(r["kept"]),
+                      f"[green]{r['validated']}[/green]" if done else str(r["validated"]),
+                      f"{r['validation_s']:.0f}" if r["validation_s"] else "-")
+    console.print(table)
+    console.print(f"{sum(r['validated'] for r in out)} validated factory tasks from "
+                  f"{sum(r['with_tasks'] for r in out)} packages; "
+                  f"{sum(r['validated'] >= TASKS_PER_LANGUAGE for r in out)} of {len(out)} languages at the bar")
 
 
 def _yield(root: Path) -> dict[str, Any]:

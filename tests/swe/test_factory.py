@@ -776,3 +776,18 @@ def test_no_pinned_packages_mutable_file_has_a_copy_in_its_tree():
     if not checked:
         pytest.skip("no pinned package is fetched here")
     assert copied == []
+
+
+def test_the_factory_by_language_sums_its_packages_and_lists_every_language(capsys):
+    """`envhub swe sources list --by-language`: the bar is per language, so every one of the 18 has
+    a row, the ones nothing is pinned for too; validation seconds are per validated task."""
+    from environments.swe.cli import _by_language
+
+    rows = [{"language": "go", "validated": 3, "validation_s": 100.0, "tried": 9, "kept": 3},
+            {"language": "go", "validated": 1, "validation_s": 300.0, "tried": 4, "kept": 1},
+            {"language": "go", "validated": 0, "validation_s": 0.0, "tried": 5, "kept": 0}]
+    _by_language(rows, None, as_json=True)
+    out = {r["language"]: r for r in json.loads(capsys.readouterr().out)}
+    assert len(out) == 18 and out["erlang"]["pinned"] == 0 and out["erlang"]["validated"] == 0
+    assert out["go"] == {"language": "go", "pinned": 3, "with_tasks": 2, "tried": 18, "kept": 4, "validated": 4,
+                         "validation_s": 150.0}
