@@ -109,7 +109,9 @@ def strip_own(target: Path, names: set[str], targets: set[str]) -> list[Path]:
 
 def build(pkg: Package, data_dir: Path) -> bool:
     """Build `pkg`'s clean tree once and keep its target folder under `ROOT` (idempotent: False
-    when it was already there). The build runs the package's own `build` with its environment."""
+    when it was already there). The build runs the package's own `build` with its environment,
+    unjailed: an install step over pinned, checksummed upstream code, as `apt-get install` runs its
+    packages' scripts (no agent's code is ever built here)."""
     if not pkg.prebuilt or present(pkg):
         return False
     from verifiers.swe import FIXED_ENV
