@@ -672,6 +672,9 @@ def test_a_go_suites_failure_messages_reach_the_prompt_past_hundreds_of_passing_
     out = subprocess.run(["/bin/bash", "-c", f"{CONSOLE_IN_REPORT['go_test_json']} {tmp_path / 'go.jsonl'}"],
                          capture_output=True, text=True).stdout
     assert len(out) < 1000 and prompts._assertion_lines(out[-32_000:], lambda s: True) == ["Got 3 expected 2"]
+    # an event cut by the output's tail, its opening quote gone, names a test: never quoted
+    cut = 'Output":"=== RUN   TestECMAOctal expected\\n"}\n' + out
+    assert prompts._assertion_lines(cut, lambda s: True) == ["Got 3 expected 2"]
 
 
 def test_unitys_failure_line_gives_its_message_without_file_or_test_name():

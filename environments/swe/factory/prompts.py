@@ -158,7 +158,7 @@ _STATUS_OR_FRAME = re.compile(r"^\s*(✔|✓|√|✖|✗|×|ok\b|not ok\b|PASS|F
                               r"Failure/Error:)|node:internal|\.\w+:\d+")
 
 _LOCATION = re.compile(r"^\s*[\w./-]+\.\w+:\d+(:\d+)?:\s+")
-_EVENT_FRAGMENT = re.compile(r'"(Action|Output|Test|Package|event|stdout)":"')
+_EVENT_FRAGMENT = re.compile(r'(Action|Output|Test|Package|event|stdout)"\s*:\s*"')
 #: Unity's failure line (`tests/parse_number.c:60:assert_is_number:FAIL: Expected 1 Was 0`): its
 #: file, line and test name go, its message stays
 _UNITY_FAIL = re.compile(r"^[\w./-]+:\d+:\w+:FAIL:?[ \t]*")
