@@ -22,6 +22,7 @@ import shlex
 import shutil
 import subprocess
 import tempfile
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -54,16 +55,22 @@ def restore_command(pkg: Package) -> str:
             f'cp -a {src}/target "$d.part" && mv -T "$d.part" "$d" || rm -rf "$d.part"; fi')
 
 
-def _stamp(pkg: Package) -> dict[str, str]:
-    """What the kept build depends on besides the Debian crates: the toolchain and the commands."""
+@lru_cache(maxsize=1)
+def _toolchain() -> tuple[str, str]:
+    """rustc's and cargo's versions (asked once per process: `sources list` checks every package)."""
     def version(*argv: str) -> str:
         try:
             return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout.strip()
         except OSError:
             return ""
+    return version("/usr/bin/rustc", "-V"), version("/usr/bin/cargo", "-V")
+
+
+def _stamp(pkg: Package) -> dict[str, str]:
+    """What the kept build depends on besides the Debian crates: the toolchain and the commands."""
+    rustc, cargo = _toolchain()
     return {"source": pkg.source.key, "build": pkg.build, "env": json.dumps(pkg.env, sort_keys=True),
-            "prebuilt": pkg.prebuilt, "rustc": version("/usr/bin/rustc", "-V"),
-            "cargo": version("/usr/bin/cargo", "-V")}
+            "prebuilt": pkg.prebuilt, "rustc": rustc, "cargo": cargo}
 
 
 def present(pkg: Package) -> bool:
@@ -114,22 +121,18 @@ def build(pkg: Package, data_dir: Path) -> bool:
     packages' scripts (no agent's code is ever built here)."""
     if not pkg.prebuilt or present(pkg):
         return False
-    from verifiers.swe import FIXED_ENV
+    from verifiers.swe import SweConfig, run_env
 
     work = Path(tempfile.mkdtemp(prefix="swe-prebuilt-"))
     try:
         tree = work / "tree"
         shutil.copytree(swe_source.tree(pkg.source, data_dir), tree, symlinks=True)
-        home, tmp = work / "home", work / "tmp"
-        home.mkdir()
-        tmp.mkdir()
-        env = {**FIXED_ENV, "HOME": str(home), "TMPDIR": str(tmp)}
-        env |= {k: v.replace("$HOME", str(home)).replace("$TMPDIR", str(tmp)) for k, v in pkg.env.items()}
+        env = run_env(SweConfig.from_metadata(pkg.metadata()), work, work)  # a graded build's environment
         proc = subprocess.run(["/bin/bash", "--noprofile", "--norc", "-c", pkg.build], cwd=tree, env=env,
                               capture_output=True, text=True, timeout=3600)
         if proc.returncode != 0:
             raise PrebuiltError(f"{pkg.id}: the clean build failed: {(proc.stderr or proc.stdout).strip()[-800:]}")
-        target = Path(pkg.prebuilt.replace("$TMPDIR", str(tmp)).replace("$HOME", str(home)))
+        target = Path(pkg.prebuilt.replace("$TMPDIR", env["TMPDIR"]).replace("$HOME", env["HOME"]))
         if not target.is_dir():
             raise PrebuiltError(f"{pkg.id}: the clean build left no {pkg.prebuilt}")
         strip_own(target, *_own_artifacts(tree, env))
